@@ -1,0 +1,16 @@
+//! raftfs metaserver: the namespace engine, its stores, the Raft state
+//! machine adapter and the gRPC services of one nameservice member.
+//!
+//! Layers, bottom up (see docs/architecture.md):
+//! * [`store`]: the storage trait and its memory and RocksDB implementations.
+//! * [`namespace`]: pure HDFS namespace logic (plan → delta → stage).
+//! * [`raft`]: openraft glue: log store, state machine adapter, network.
+//! * [`server`]: the member process: gRPC services, leader finding.
+
+pub mod golden;
+pub mod inode;
+pub mod namespace;
+pub mod path;
+pub mod raft;
+pub mod server;
+pub mod store;

@@ -1,0 +1,83 @@
+//! Deltas: what planning an operation produces and what apply writes
+//! (DESIGN.md §4 step 2–3).
+//!
+//! Mutations are field-level so that deltas planned concurrently commute
+//! where HDFS semantics allow: parent mtime, child counts and quota usage are
+//! mergeable ([`Mutation::TouchDir`], [`Mutation::AddUsage`]); structural
+//! changes carry guards ([`Mutation::Link`] needs the edge absent,
+//! [`Mutation::Unlink`] needs it to point at the expected child), so a stale
+//! delta fails the same way on every replica instead of corrupting the tree.
+
+use raftfs_proto::{OpResult, Permission};
+use serde::{Deserialize, Serialize};
+
+use crate::inode::{Inode, InodeId};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Attr {
+    Permission(Permission),
+    Owner {
+        owner: Option<String>,
+        group: Option<String>,
+    },
+    Replication(u16),
+    Times {
+        mtime: Option<i64>,
+        atime: Option<i64>,
+    },
+    /// Set (or with both quotas `None`, remove) the quota feature; usage as counted at plan time.
+    Quota {
+        ns_quota: Option<u64>,
+        ds_quota: Option<u64>,
+        ns_used: u64,
+        ds_used: u64,
+    },
+    /// Close a file: drop the lease, set mtime.
+    Close {
+        mtime: i64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mutation {
+    /// Guard: the id is unused.
+    CreateInode(Inode),
+    /// Guard: the inode exists.
+    DeleteInode(InodeId),
+    /// Guard: `parent` is a directory and has no entry `name`.
+    Link {
+        parent: InodeId,
+        name: String,
+        child: InodeId,
+    },
+    /// Guard: `parent`/`name` points at `child`.
+    Unlink {
+        parent: InodeId,
+        name: String,
+        child: InodeId,
+    },
+    /// Guard: the inode exists (and, for file attributes, is a file).
+    SetAttr { id: InodeId, attr: Attr },
+    /// Mergeable: mtime = max(mtime, `mtime`), children += `children`.
+    TouchDir { id: InodeId, mtime: i64, children: i64 },
+    /// Mergeable: quota usage of a directory that has a quota.
+    AddUsage { id: InodeId, ns: i64, ds: i64 },
+    /// Mergeable: the inode id counter becomes at least this.
+    AdvanceInodeId(InodeId),
+}
+
+/// The outcome of planning one operation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delta {
+    pub mutations: Vec<Mutation>,
+    pub result: OpResult,
+}
+
+impl Delta {
+    pub fn read_only(result: OpResult) -> Delta {
+        Delta {
+            mutations: Vec::new(),
+            result,
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The namespace engine: HDFS namespace semantics over a [`Store`].
+//!
+//! Every write is two pure steps (DESIGN.md §4): [`plan`] reads a view of
+//! committed state and produces a [`Delta`]; [`Overlay::stage`] applies the
+//! delta with guard checks. [`execute_write`] puts the two together with the
+//! replicated retry cache (DESIGN.md §5). In `--exec apply` mode the Raft
+//! state machine calls it for each op of each committed entry, in log order.
+//!
+//! Nothing in this module reads a clock, a random source, or does I/O other
+//! than through the view: every replica computes the same bytes. A store
+//! error ([`FsError::Storage`]) is the one non-deterministic outcome; callers
+//! on the apply path treat it as fatal.
+
+pub mod delta;
+pub mod overlay;
+pub mod permission;
+pub mod plan;
+pub mod read;
+mod rename;
+pub mod resolve;
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+
+use raftfs_proto::limits::{MAX_GROUPS_PER_CALLER, MAX_PRINCIPAL_LEN_BYTES};
+use raftfs_proto::{codec, CallCtx, FsError, Op, OpResult, Permission};
+
+pub use delta::{Delta, Mutation};
+pub use overlay::{Overlay, META_NEXT_INODE_ID};
+pub use plan::plan;
+pub use read::read;
+
+use crate::inode::{Inode, InodeId, FIRST_ALLOCATED_ID, ROOT_ID};
+use crate::store::{ReadView, RetryRecord, Store, StoreError, WriteBatch};
+
+/// Meta key holding the bincode of [`FormatInfo`].
+pub const META_FORMAT: &str = "format";
+/// Longest accepted client id, in bytes.
+pub const MAX_CLIENT_ID_LEN_BYTES: usize = 128;
+/// HDFS's default supergroup name (`dfs.permissions.superusergroup`).
+pub const DEFAULT_SUPERGROUP: &str = "supergroup";
+
+/// Identity of a formatted namespace; the first log entry carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FormatInfo {
+    pub cluster_id: String,
+    pub namespace_id: u64,
+    pub block_pool_id: String,
+    pub nameservice: String,
+    /// The user who ran `format`: the superuser.
+    pub superuser: String,
+    pub supergroup: String,
+    /// Log time of the format, the root's mtime.
+    pub time_ms: i64,
+}
+
+/// What planning needs to know about the namespace besides its contents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NsConfig {
+    pub superuser: String,
+    pub supergroup: String,
+}
+
+impl From<&FormatInfo> for NsConfig {
+    fn from(f: &FormatInfo) -> Self {
+        NsConfig {
+            superuser: f.superuser.clone(),
+            supergroup: f.supergroup.clone(),
+        }
+    }
+}
+
+/// The format record in `view`, if the namespace is formatted.
+pub fn format_info<V: ReadView + ?Sized>(view: &V) -> Result<Option<FormatInfo>, StoreError> {
+    match view.meta(META_FORMAT)? {
+        None => Ok(None),
+        Some(raw) => bincode::deserialize(&raw).map(Some).map_err(|e| StoreError::Corrupt {
+            table: "meta",
+            detail: format!("format record: {e}"),
+        }),
+    }
+}
+
+/// Writes that turn an empty store into a formatted namespace: the root
+/// (owned by the superuser, group supergroup, 755) and the counters.
+pub fn format_batch(info: &FormatInfo) -> WriteBatch {
+    let mut b = WriteBatch::default();
+    let root = Inode::new_dir(
+        ROOT_ID,
+        Permission::new(0o755),
+        &info.superuser,
+        &info.supergroup,
+        info.time_ms,
+    );
+    b.inodes.insert(ROOT_ID, Some(root));
+    b.meta.insert(
+        META_FORMAT.into(),
+        Some(bincode::serialize(info).expect("serialize format info")),
+    );
+    b.meta.insert(
+        META_NEXT_INODE_ID.into(),
+        Some(FIRST_ALLOCATED_ID.to_le_bytes().to_vec()),
+    );
+    b
+}
+
+pub fn next_inode_id<V: ReadView + ?Sized>(view: &V) -> Result<InodeId, StoreError> {
+    let raw = view.meta(META_NEXT_INODE_ID)?.ok_or_else(|| StoreError::Corrupt {
+        table: "meta",
+        detail: "next_inode_id missing (store not formatted)".into(),
+    })?;
+    let bytes: [u8; 8] = raw.as_slice().try_into().map_err(|_| StoreError::Corrupt {
+        table: "meta",
+        detail: "next_inode_id is not 8 bytes".into(),
+    })?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
+/// Check the caller identity of a request (it comes from the network).
+pub fn check_ctx(ctx: &CallCtx) -> Result<(), FsError> {
+    if ctx.client_id.is_empty() || ctx.client_id.len() > MAX_CLIENT_ID_LEN_BYTES || ctx.client_id.contains('\0') {
+        return Err(FsError::InvalidArgument(format!(
+            "client id must be 1..{MAX_CLIENT_ID_LEN_BYTES} bytes without NUL"
+        )));
+    }
+    plan::check_principal(&ctx.user).map_err(|_| {
+        FsError::AccessControl(format!(
+            "unknown or invalid user {:?}: a user name is 1..{MAX_PRINCIPAL_LEN_BYTES} bytes without ':', '/' or control characters",
+            ctx.user
+        ))
+    })?;
+    if ctx.groups.len() > MAX_GROUPS_PER_CALLER {
+        return Err(FsError::InvalidArgument(format!(
+            "more than {MAX_GROUPS_PER_CALLER} groups"
+        )));
+    }
+    for g in &ctx.groups {
+        plan::check_principal(g)?;
+    }
+    Ok(())
+}
+
+/// Non-idempotent operations whose first result the retry cache keeps.
+pub fn is_cached_in_retry_table(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Create { .. }
+            | Op::Rename { .. }
+            | Op::Rename2 { .. }
+            | Op::Delete { .. }
+            | Op::Mkdirs { .. }
+            | Op::SetQuota { .. }
+    )
+}
+
+/// Plan and stage one write on `overlay`, answering a retried call from the
+/// retry table. A deterministic failure leaves `overlay` untouched.
+pub fn execute_write<V: ReadView + ?Sized>(
+    cfg: &NsConfig,
+    overlay: &mut Overlay<'_, V>,
+    ctx: &CallCtx,
+    op: &Op,
+    time_ms: i64,
+) -> Result<OpResult, FsError> {
+    check_ctx(ctx)?;
+    let cached = is_cached_in_retry_table(op);
+    let key = (ctx.client_id.clone(), ctx.call_id);
+    if cached {
+        if let Some(rec) = overlay.retry(&key)? {
+            return codec::decode(&rec.result, "retry record");
+        }
+    }
+    let delta = plan(cfg, overlay, ctx, op, time_ms)?;
+    overlay.stage(&delta.mutations)?;
+    if cached {
+        let result = codec::encode(&delta.result).map_err(|e| FsError::Internal(e.to_string()))?;
+        overlay.put_retry(key, RetryRecord { time_ms, result });
+    }
+    Ok(delta.result)
+}
+
+/// The namespace engine without Raft: one writer at a time, each op
+/// committed on its own. Used by tests and `raftfs bench --level engine`.
+pub struct Engine<S: Store> {
+    store: S,
+    cfg: NsConfig,
+    write_lock: Mutex<()>,
+}
+
+impl<S: Store> Engine<S> {
+    /// Open `store`, formatting it with `info` if it is empty.
+    pub fn open(store: S, info: &FormatInfo) -> Result<Engine<S>, FsError> {
+        let cfg = match format_info(&store)? {
+            Some(existing) => NsConfig::from(&existing),
+            None => {
+                store.commit(format_batch(info))?;
+                NsConfig::from(info)
+            }
+        };
+        Ok(Engine {
+            store,
+            cfg,
+            write_lock: Mutex::new(()),
+        })
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    pub fn config(&self) -> &NsConfig {
+        &self.cfg
+    }
+
+    /// Run `op` at log time `time_ms`: reads against the store, writes
+    /// planned, staged and committed under the single writer lock.
+    pub fn execute(&self, ctx: &CallCtx, op: &Op, time_ms: i64) -> Result<OpResult, FsError> {
+        if !op.is_write() {
+            check_ctx(ctx)?;
+            return read(&self.cfg, &self.store, ctx, op);
+        }
+        let _writer = self.write_lock.lock();
+        let mut overlay = Overlay::new(&self.store);
+        let result = execute_write(&self.cfg, &mut overlay, ctx, op, time_ms)?;
+        self.store.commit(overlay.into_batch())?;
+        Ok(result)
+    }
+}

@@ -1,0 +1,644 @@
+//! `plan`: validate one write operation against a view of committed state
+//! and produce its [`Delta`] (DESIGN.md §4 step 2). Pure: no clock, no
+//! randomness, no I/O beyond the view; ids come from the replicated counter
+//! and times from the caller (the log entry's time).
+//!
+//! Semantics follow HDFS (see REFERENCE.md's table); messages follow the
+//! texts HDFS prints, so a user can search for them.
+
+use raftfs_proto::limits::{MAX_DIRECTORY_ITEMS, MAX_PRINCIPAL_LEN_BYTES, MAX_REPLICATION, MIN_BLOCK_SIZE_BYTES};
+use raftfs_proto::{CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
+
+use super::delta::{Attr, Delta, Mutation};
+use super::permission::{Caller, ALL, WRITE};
+use super::resolve::{resolve, Resolved};
+use super::{next_inode_id, NsConfig};
+use crate::inode::{Inode, InodeId, InodeKind, ROOT_ID};
+use crate::path::FsPath;
+use crate::store::ReadView;
+
+/// Page size used when walking a subtree (delete, quota counts, summaries).
+pub(crate) const SUBTREE_PAGE_ENTRIES: usize = 1024;
+
+pub(crate) struct Planner<'a, V: ReadView + ?Sized> {
+    pub(crate) view: &'a V,
+    pub(crate) caller: Caller<'a>,
+    pub(crate) ctx: &'a CallCtx,
+    pub(crate) time: i64,
+    pub(crate) muts: Vec<Mutation>,
+    next_id: Option<InodeId>,
+}
+
+/// Plan `op` for `ctx` at log time `time_ms`.
+pub fn plan<V: ReadView + ?Sized>(
+    cfg: &NsConfig,
+    view: &V,
+    ctx: &CallCtx,
+    op: &Op,
+    time_ms: i64,
+) -> Result<Delta, FsError> {
+    let mut p = Planner {
+        view,
+        caller: Caller::new(ctx, &cfg.superuser, &cfg.supergroup),
+        ctx,
+        time: time_ms,
+        muts: Vec::new(),
+        next_id: None,
+    };
+    let result = match op {
+        Op::Mkdirs {
+            path,
+            permission,
+            create_parent,
+        } => p.mkdirs(path, *permission, *create_parent)?,
+        Op::Create {
+            path,
+            permission,
+            overwrite,
+            create_parent,
+            replication,
+            block_size,
+        } => p.create(path, *permission, *overwrite, *create_parent, *replication, *block_size)?,
+        Op::Complete { path } => p.complete(path)?,
+        Op::Rename { src, dst } => p.rename(src, dst)?,
+        Op::Rename2 { src, dst, overwrite } => p.rename2(src, dst, *overwrite)?,
+        Op::Delete { path, recursive } => p.delete(path, *recursive)?,
+        Op::SetPermission { path, permission } => p.set_permission(path, *permission)?,
+        Op::SetOwner { path, owner, group } => p.set_owner(path, owner.as_deref(), group.as_deref())?,
+        Op::SetReplication { path, replication } => p.set_replication(path, *replication)?,
+        Op::SetTimes { path, mtime, atime } => p.set_times(path, *mtime, *atime)?,
+        Op::SetQuota { path, namespace, space } => p.set_quota(path, *namespace, *space)?,
+        Op::GetFileInfo { .. } | Op::GetListing { .. } | Op::GetContentSummary { .. } => {
+            return Err(FsError::InvalidArgument(format!(
+                "{} is a read, not a write",
+                op.name()
+            )))
+        }
+    };
+    if let Some(next) = p.next_id {
+        p.muts.push(Mutation::AdvanceInodeId(next));
+    }
+    Ok(Delta {
+        mutations: p.muts,
+        result,
+    })
+}
+
+fn not_found(path: &FsPath) -> FsError {
+    FsError::FileNotFound(format!("File does not exist: {}", path.text))
+}
+
+impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
+    fn alloc_id(&mut self) -> Result<InodeId, FsError> {
+        let id = match self.next_id {
+            Some(n) => n,
+            None => next_inode_id(self.view)?,
+        };
+        self.next_id = Some(id + 1);
+        Ok(id)
+    }
+
+    pub(crate) fn resolve(&self, raw: &str) -> Result<Resolved, FsError> {
+        let path = FsPath::parse(raw)?;
+        let r = resolve(self.view, &path)?;
+        self.caller.check_traverse(&r)?;
+        Ok(r)
+    }
+
+    /// Resolve and require the target to exist.
+    fn resolve_existing(&self, raw: &str) -> Result<(Resolved, Inode), FsError> {
+        let r = self.resolve(raw)?;
+        let t = r.target().cloned().ok_or_else(|| not_found(&r.path))?;
+        Ok((r, t))
+    }
+
+    /// Check quotas of `r.inodes[..upto]` for adding `ns` names and `ds` bytes.
+    pub(crate) fn check_quota(
+        &self,
+        r: &Resolved,
+        upto: usize,
+        ns: i64,
+        ds: i64,
+        skip: &[InodeId],
+    ) -> Result<(), FsError> {
+        for (i, inode) in r.inodes[..upto].iter().enumerate() {
+            let Some(q) = inode.quota() else { continue };
+            if skip.contains(&inode.id) {
+                continue;
+            }
+            if let Some(limit) = q.ns_quota {
+                let after = q.ns_used as i64 + ns;
+                if ns > 0 && after > limit as i64 {
+                    return Err(FsError::NSQuotaExceeded(format!(
+                        "The NameSpace quota (directories and files) of directory {} is exceeded: quota={limit} file count={after}",
+                        r.text_at(i)
+                    )));
+                }
+            }
+            if let Some(limit) = q.ds_quota {
+                let after = q.ds_used as i64 + ds;
+                if ds > 0 && after > limit as i64 {
+                    return Err(FsError::DSQuotaExceeded(format!(
+                        "The DiskSpace quota of {} is exceeded: quota = {limit} B but diskspace consumed = {after} B",
+                        r.text_at(i)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Charge `ns`/`ds` to every directory with a quota in `r.inodes[..upto]`.
+    pub(crate) fn charge(&mut self, r: &Resolved, upto: usize, ns: i64, ds: i64, skip: &[InodeId]) {
+        if ns == 0 && ds == 0 {
+            return;
+        }
+        for inode in &r.inodes[..upto] {
+            if inode.quota().is_some() && !skip.contains(&inode.id) {
+                self.muts.push(Mutation::AddUsage { id: inode.id, ns, ds });
+            }
+        }
+    }
+
+    fn check_dir_items(&self, dir: &Inode, path: &str) -> Result<(), FsError> {
+        if dir.children() >= MAX_DIRECTORY_ITEMS {
+            return Err(FsError::NSQuotaExceeded(format!(
+                "The directory item limit of {path} is exceeded: limit={MAX_DIRECTORY_ITEMS} items={}",
+                dir.children()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Create the first `count` missing directories of `r`; the last one gets
+    /// `last_perm`, the others `last_perm` plus u+wx (HDFS `addImplicitUwx`).
+    /// Returns the id of the deepest directory created (or the last existing
+    /// one when `count` is 0).
+    fn create_dirs(
+        &mut self,
+        r: &Resolved,
+        count: usize,
+        last_perm: Permission,
+        uwx_all: bool,
+    ) -> Result<InodeId, FsError> {
+        let parent = r.last_existing().clone();
+        let first = r.inodes.len() - 1;
+        let mut cur = parent.id;
+        for k in 0..count {
+            let name = r.path.components[first + k].clone();
+            let id = self.alloc_id()?;
+            let is_last = k + 1 == count;
+            let perm = if is_last && !uwx_all {
+                last_perm
+            } else {
+                Permission::new(last_perm.bits() | 0o300)
+            };
+            let mut inode = Inode::new_dir(id, perm, self.caller.user, &parent.group, self.time);
+            if !is_last {
+                inode.kind = InodeKind::Directory {
+                    children: 1,
+                    quota: None,
+                };
+            }
+            self.muts.push(Mutation::CreateInode(inode));
+            self.muts.push(Mutation::Link {
+                parent: cur,
+                name,
+                child: id,
+            });
+            if k == 0 {
+                self.muts.push(Mutation::TouchDir {
+                    id: parent.id,
+                    mtime: self.time,
+                    children: 1,
+                });
+            }
+            cur = id;
+        }
+        Ok(cur)
+    }
+
+    fn mkdirs(&mut self, raw: &str, perm: Permission, create_parent: bool) -> Result<OpResult, FsError> {
+        let r = self.resolve(raw)?;
+        if r.through_file {
+            return Err(FsError::ParentNotDirectory(format!(
+                "Parent path is not a directory: {}",
+                r.text_at(r.inodes.len() - 1)
+            )));
+        }
+        if let Some(t) = r.target() {
+            return if t.is_dir() {
+                Ok(OpResult::Bool(true))
+            } else {
+                Err(FsError::FileAlreadyExists(format!(
+                    "Path is not a directory: {}",
+                    r.path.text
+                )))
+            };
+        }
+        let missing = r.missing();
+        if !create_parent && missing > 1 {
+            return Err(FsError::FileNotFound(format!(
+                "Parent directory doesn't exist: {}",
+                r.path.prefix_text(r.path.components.len() - 1)
+            )));
+        }
+        let pidx = r.inodes.len() - 1;
+        self.caller.check(r.last_existing(), WRITE, &r.text_at(pidx))?;
+        self.check_dir_items(r.last_existing(), &r.text_at(pidx))?;
+        self.check_quota(&r, r.inodes.len(), missing as i64, 0, &[])?;
+        self.create_dirs(&r, missing, perm, false)?;
+        self.charge(&r, r.inodes.len(), missing as i64, 0, &[]);
+        Ok(OpResult::Bool(true))
+    }
+
+    fn create(
+        &mut self,
+        raw: &str,
+        perm: Permission,
+        overwrite: bool,
+        create_parent: bool,
+        replication: u16,
+        block_size: u64,
+    ) -> Result<OpResult, FsError> {
+        if replication == 0 || replication > MAX_REPLICATION {
+            return Err(FsError::InvalidArgument(format!(
+                "Requested replication factor of {replication} is outside the allowed range 1..{MAX_REPLICATION} for {raw}"
+            )));
+        }
+        if block_size < MIN_BLOCK_SIZE_BYTES {
+            return Err(FsError::InvalidArgument(format!(
+                "Specified block size is less than configured minimum value (dfs.namenode.fs-limits.min-block-size): {block_size} < {MIN_BLOCK_SIZE_BYTES}"
+            )));
+        }
+        let r = self.resolve(raw)?;
+        if r.path.is_root() || (r.path.components.is_empty() && r.exists()) {
+            return Err(FsError::FileAlreadyExists(format!(
+                "{} already exists as a directory",
+                r.path.text
+            )));
+        }
+        if r.through_file {
+            return Err(FsError::ParentNotDirectory(format!(
+                "Parent path is not a directory: {}",
+                r.text_at(r.inodes.len() - 1)
+            )));
+        }
+        let mut replaced = None;
+        if let Some(t) = r.target() {
+            if t.is_dir() {
+                return Err(FsError::FileAlreadyExists(format!(
+                    "{} already exists as a directory",
+                    r.path.text
+                )));
+            }
+            if let Some(holder) = t.lease_holder() {
+                if holder != self.ctx.client_id {
+                    return Err(FsError::AlreadyBeingCreated(format!(
+                        "Failed to CREATE_FILE {} for {} because this file lease is currently owned by {holder}",
+                        r.path.text, self.ctx.client_id
+                    )));
+                }
+            }
+            if !overwrite {
+                return Err(FsError::FileAlreadyExists(format!(
+                    "{} for client {} already exists",
+                    r.path.text, self.ctx.client_id
+                )));
+            }
+            replaced = Some(t.clone());
+        }
+        let missing = r.missing();
+        if missing > 1 && !create_parent {
+            return Err(FsError::FileNotFound(format!(
+                "Parent directory doesn't exist: {}",
+                r.path.prefix_text(r.path.components.len() - 1)
+            )));
+        }
+        // The directory the new name is linked into (the last existing one).
+        let anchor_idx = if replaced.is_some() {
+            r.inodes.len() - 2
+        } else {
+            r.inodes.len() - 1
+        };
+        let anchor = r.inodes[anchor_idx].clone();
+        self.caller.check(&anchor, WRITE, &r.text_at(anchor_idx))?;
+        if let Some(old) = &replaced {
+            self.caller.check_sticky(&anchor, old, &r.path.text)?;
+        } else {
+            self.check_dir_items(&anchor, &r.text_at(anchor_idx))?;
+        }
+        let ns = missing as i64;
+        let ds = -(replaced.as_ref().map(Inode::space_consumed).unwrap_or(0) as i64);
+        self.check_quota(&r, anchor_idx + 1, ns, ds, &[])?;
+
+        let name = r.path.name().expect("non-root path has a name").to_string();
+        let parent_id = if missing > 1 {
+            self.create_dirs(&r, missing - 1, perm, true)?
+        } else {
+            anchor.id
+        };
+        if let Some(old) = &replaced {
+            self.muts.push(Mutation::Unlink {
+                parent: anchor.id,
+                name: name.clone(),
+                child: old.id,
+            });
+            self.muts.push(Mutation::DeleteInode(old.id));
+        }
+        let id = self.alloc_id()?;
+        let inode = Inode {
+            id,
+            kind: InodeKind::File {
+                replication,
+                block_size,
+                length: 0,
+                lease_holder: Some(self.ctx.client_id.clone()),
+            },
+            permission: perm,
+            owner: self.caller.user.to_string(),
+            group: anchor.group.clone(),
+            mtime: self.time,
+            atime: self.time,
+        };
+        let status = inode.status("");
+        self.muts.push(Mutation::CreateInode(inode));
+        self.muts.push(Mutation::Link {
+            parent: parent_id,
+            name,
+            child: id,
+        });
+        // The directory the file lands in gains a child (unless the file
+        // replaces one); a freshly created chain already counted itself into
+        // the anchor.
+        let children = if replaced.is_some() { 0 } else { 1 };
+        self.muts.push(Mutation::TouchDir {
+            id: parent_id,
+            mtime: self.time,
+            children,
+        });
+        self.charge(&r, anchor_idx + 1, ns, ds, &[]);
+        Ok(OpResult::Status(Some(status)))
+    }
+
+    fn complete(&mut self, raw: &str) -> Result<OpResult, FsError> {
+        let (r, t) = self.resolve_existing(raw)?;
+        if t.is_dir() {
+            return Err(FsError::FileNotFound(format!("Path is not a file: {}", r.path.text)));
+        }
+        match t.lease_holder() {
+            None => Ok(OpResult::Bool(true)),
+            Some(h) if h == self.ctx.client_id => {
+                self.muts.push(Mutation::SetAttr {
+                    id: t.id,
+                    attr: Attr::Close { mtime: self.time },
+                });
+                Ok(OpResult::Bool(true))
+            }
+            Some(h) => Err(FsError::LeaseExpired(format!(
+                "No lease on {} (inode {}): File is held by {h}, not by {}",
+                r.path.text, t.id, self.ctx.client_id
+            ))),
+        }
+    }
+
+    /// Walk the subtree under `dir`, pushing unlink/delete mutations for
+    /// every descendant; with `check_all`, require ALL on every directory.
+    /// Returns (names removed, bytes of space removed) excluding `dir` itself.
+    fn remove_subtree(&mut self, dir: &Inode, path: &str, check_all: bool) -> Result<(u64, u64), FsError> {
+        let mut stack = vec![(dir.clone(), path.to_string())];
+        let (mut ns, mut ds) = (0u64, 0u64);
+        while let Some((d, dpath)) = stack.pop() {
+            if check_all {
+                self.caller.check(&d, ALL, &dpath)?;
+            }
+            let mut after = String::new();
+            loop {
+                let page = self.view.children(d.id, &after, SUBTREE_PAGE_ENTRIES)?;
+                for (name, cid) in &page {
+                    let child = self.view.inode(*cid)?.ok_or_else(|| {
+                        FsError::Internal(format!("dentry {}/{name} points at missing inode {cid}", d.id))
+                    })?;
+                    ns += 1;
+                    ds += child.space_consumed();
+                    self.muts.push(Mutation::Unlink {
+                        parent: d.id,
+                        name: name.clone(),
+                        child: *cid,
+                    });
+                    self.muts.push(Mutation::DeleteInode(*cid));
+                    if child.is_dir() && child.children() > 0 {
+                        stack.push((child, format!("{}/{name}", dpath.trim_end_matches('/'))));
+                    }
+                }
+                if page.len() < SUBTREE_PAGE_ENTRIES {
+                    break;
+                }
+                after = page.last().expect("non-empty page").0.clone();
+            }
+        }
+        Ok((ns, ds))
+    }
+
+    fn delete(&mut self, raw: &str, recursive: bool) -> Result<OpResult, FsError> {
+        let r = self.resolve(raw)?;
+        if r.path.components.is_empty() {
+            return Ok(OpResult::Bool(false)); // the root (or a bare /.reserved/.inodes/<id>)
+        }
+        let Some(t) = r.target().cloned() else {
+            return Ok(OpResult::Bool(false));
+        };
+        let pidx = r.inodes.len() - 2;
+        let parent = r.inodes[pidx].clone();
+        if t.is_dir() && t.children() > 0 && !recursive {
+            return Err(FsError::PathIsNotEmptyDirectory(format!(
+                "`{} is non empty': Directory is not empty",
+                r.path.text
+            )));
+        }
+        self.caller.check(&parent, WRITE, &r.text_at(pidx))?;
+        self.caller.check_sticky(&parent, &t, &r.path.text)?;
+        let name = r.path.name().expect("has a name").to_string();
+        self.muts.push(Mutation::Unlink {
+            parent: parent.id,
+            name,
+            child: t.id,
+        });
+        self.muts.push(Mutation::DeleteInode(t.id));
+        let (mut ns, mut ds) = (1u64, t.space_consumed());
+        if t.is_dir() && t.children() > 0 {
+            let (n, d) = self.remove_subtree(&t, &r.path.text, !self.caller.superuser)?;
+            ns += n;
+            ds += d;
+        }
+        self.muts.push(Mutation::TouchDir {
+            id: parent.id,
+            mtime: self.time,
+            children: -1,
+        });
+        self.charge(&r, pidx + 1, -(ns as i64), -(ds as i64), &[]);
+        Ok(OpResult::Bool(true))
+    }
+
+    fn set_permission(&mut self, raw: &str, perm: Permission) -> Result<OpResult, FsError> {
+        let (r, t) = self.resolve_existing(raw)?;
+        if !self.caller.is_owner(&t) {
+            return Err(FsError::AccessControl(format!(
+                "Permission denied. user={} is not the owner of inode={}",
+                self.caller.user, r.path.text
+            )));
+        }
+        self.muts.push(Mutation::SetAttr {
+            id: t.id,
+            attr: Attr::Permission(perm),
+        });
+        Ok(OpResult::Unit)
+    }
+
+    fn set_owner(&mut self, raw: &str, owner: Option<&str>, group: Option<&str>) -> Result<OpResult, FsError> {
+        if owner.is_none() && group.is_none() {
+            return Err(FsError::InvalidArgument(
+                "User name and group name cannot both be null".into(),
+            ));
+        }
+        for name in owner.iter().chain(group.iter()) {
+            check_principal(name)?;
+        }
+        let (r, t) = self.resolve_existing(raw)?;
+        if !self.caller.superuser {
+            if !self.caller.is_owner(&t) {
+                return Err(FsError::AccessControl(format!(
+                    "Permission denied. user={} is not the owner of inode={}",
+                    self.caller.user, r.path.text
+                )));
+            }
+            if owner.is_some_and(|o| o != t.owner) {
+                return Err(FsError::AccessControl(format!(
+                    "User {} is not a super user (non-super user cannot change owner).",
+                    self.caller.user
+                )));
+            }
+            if let Some(g) = group {
+                if !self.caller.in_group(g) {
+                    return Err(FsError::AccessControl(format!(
+                        "User {} does not belong to {g}",
+                        self.caller.user
+                    )));
+                }
+            }
+        }
+        let attr = Attr::Owner {
+            owner: owner.map(str::to_string),
+            group: group.map(str::to_string),
+        };
+        self.muts.push(Mutation::SetAttr { id: t.id, attr });
+        Ok(OpResult::Unit)
+    }
+
+    fn set_replication(&mut self, raw: &str, replication: u16) -> Result<OpResult, FsError> {
+        if replication == 0 || replication > MAX_REPLICATION {
+            return Err(FsError::InvalidArgument(format!(
+                "Requested replication factor of {replication} is outside the allowed range 1..{MAX_REPLICATION} for {raw}"
+            )));
+        }
+        let (r, t) = self.resolve_existing(raw)?;
+        let InodeKind::File {
+            replication: old,
+            length,
+            ..
+        } = t.kind
+        else {
+            return Ok(OpResult::Bool(false));
+        };
+        self.caller.check(&t, WRITE, &r.path.text)?;
+        let ds = length as i64 * (replication as i64 - old as i64);
+        let upto = r.inodes.len() - 1;
+        self.check_quota(&r, upto, 0, ds, &[])?;
+        self.muts.push(Mutation::SetAttr {
+            id: t.id,
+            attr: Attr::Replication(replication),
+        });
+        self.charge(&r, upto, 0, ds, &[]);
+        Ok(OpResult::Bool(true))
+    }
+
+    fn set_times(&mut self, raw: &str, mtime: Option<i64>, atime: Option<i64>) -> Result<OpResult, FsError> {
+        let r = self.resolve(raw)?;
+        let t = r
+            .target()
+            .cloned()
+            .ok_or_else(|| FsError::FileNotFound(format!("File/Directory {} does not exist.", r.path.text)))?;
+        self.caller.check(&t, WRITE, &r.path.text)?;
+        self.muts.push(Mutation::SetAttr {
+            id: t.id,
+            attr: Attr::Times { mtime, atime },
+        });
+        Ok(OpResult::Unit)
+    }
+
+    fn set_quota(&mut self, raw: &str, ns: QuotaSetting, ds: QuotaSetting) -> Result<OpResult, FsError> {
+        self.caller.require_superuser(" to set quotas")?;
+        if ns == QuotaSetting::Set(0) || ds == QuotaSetting::Set(0) {
+            // HDFS's own encoding in the message: Long.MAX_VALUE keeps, -1 clears.
+            let show = |q: QuotaSetting| match q {
+                QuotaSetting::Keep => i64::MAX.to_string(),
+                QuotaSetting::Clear => "-1".to_string(),
+                QuotaSetting::Set(v) => v.to_string(),
+            };
+            return Err(FsError::InvalidArgument(format!(
+                "Invalid values for quota : {} and {}",
+                show(ns),
+                show(ds)
+            )));
+        }
+        let r = self.resolve(raw)?;
+        let t = r
+            .target()
+            .cloned()
+            .ok_or_else(|| FsError::FileNotFound(format!("Directory does not exist: {}", r.path.text)))?;
+        if !t.is_dir() {
+            return Err(FsError::FileNotFound(format!(
+                "Cannot set quota on a file: {}",
+                r.path.text
+            )));
+        }
+        if t.id == ROOT_ID && ns == QuotaSetting::Clear {
+            return Err(FsError::InvalidArgument("Cannot clear namespace quota on root.".into()));
+        }
+        let old = t.quota().copied();
+        let pick = |s: QuotaSetting, cur: Option<u64>| match s {
+            QuotaSetting::Keep => cur,
+            QuotaSetting::Clear => None,
+            QuotaSetting::Set(v) => Some(v),
+        };
+        let ns_quota = pick(ns, old.and_then(|q| q.ns_quota));
+        let ds_quota = pick(ds, old.and_then(|q| q.ds_quota));
+        let (ns_used, ds_used) = match old {
+            Some(q) => (q.ns_used, q.ds_used),
+            None => super::read::count_subtree(self.view, &t)?,
+        };
+        self.muts.push(Mutation::SetAttr {
+            id: t.id,
+            attr: Attr::Quota {
+                ns_quota,
+                ds_quota,
+                ns_used,
+                ds_used,
+            },
+        });
+        Ok(OpResult::Unit)
+    }
+}
+
+/// A user or group name given by a caller.
+pub fn check_principal(name: &str) -> Result<(), FsError> {
+    if name.is_empty()
+        || name.len() > MAX_PRINCIPAL_LEN_BYTES
+        || name.chars().any(|c| c.is_control() || c == ':' || c == '/')
+    {
+        return Err(FsError::InvalidArgument(format!(
+            "invalid user or group name {name:?}: must be 1..{MAX_PRINCIPAL_LEN_BYTES} bytes without ':', '/' or control characters"
+        )));
+    }
+    Ok(())
+}

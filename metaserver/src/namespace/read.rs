@@ -1,0 +1,167 @@
+//! Read operations: getFileInfo, getListing, getContentSummary. They never
+//! write and never take the apply path; on the leader they run against the
+//! committed store after a linearizability check (see `crate::server`).
+
+use raftfs_proto::limits::MAX_LISTING_ENTRIES;
+use raftfs_proto::{CallCtx, ContentSummary, DirectoryListing, FsError, Op, OpResult};
+
+use super::permission::{Caller, EXECUTE, READ};
+use super::plan::SUBTREE_PAGE_ENTRIES;
+use super::resolve::resolve;
+use super::NsConfig;
+use crate::inode::Inode;
+use crate::path::FsPath;
+use crate::store::ReadView;
+
+/// Answer a read `op` from `view`.
+pub fn read<V: ReadView + ?Sized>(cfg: &NsConfig, view: &V, ctx: &CallCtx, op: &Op) -> Result<OpResult, FsError> {
+    let caller = Caller::new(ctx, &cfg.superuser, &cfg.supergroup);
+    match op {
+        Op::GetFileInfo { path } => {
+            let r = resolve(view, &FsPath::parse(path)?)?;
+            caller.check_traverse(&r)?;
+            Ok(OpResult::Status(r.target().map(|t| t.status(""))))
+        }
+        Op::GetListing {
+            path,
+            start_after,
+            limit,
+        } => {
+            let r = resolve(view, &FsPath::parse(path)?)?;
+            caller.check_traverse(&r)?;
+            let t = r
+                .target()
+                .ok_or_else(|| FsError::FileNotFound(format!("File {} does not exist.", r.path.text)))?;
+            if !t.is_dir() {
+                return Ok(OpResult::Listing(DirectoryListing {
+                    entries: vec![t.status("")],
+                    remaining_entries: 0,
+                }));
+            }
+            caller.check(t, READ | EXECUTE, &r.path.text)?;
+            let limit = match *limit as usize {
+                0 => MAX_LISTING_ENTRIES,
+                n => n.min(MAX_LISTING_ENTRIES),
+            };
+            let mut page = view.children(t.id, start_after, limit + 1)?;
+            let more = page.len() > limit;
+            page.truncate(limit);
+            let mut entries = Vec::with_capacity(page.len());
+            for (name, id) in &page {
+                let child = view
+                    .inode(*id)?
+                    .ok_or_else(|| FsError::Internal(format!("dentry {}/{name} points at missing inode {id}", t.id)))?;
+                entries.push(child.status(name));
+            }
+            // Exact on the first page; later pages only say whether more follow
+            // (ranking a name inside a directory would need a scan).
+            let remaining_entries = match (more, start_after.is_empty()) {
+                (false, _) => 0,
+                (true, true) => t.children().saturating_sub(entries.len() as u64).max(1),
+                (true, false) => 1,
+            };
+            Ok(OpResult::Listing(DirectoryListing {
+                entries,
+                remaining_entries,
+            }))
+        }
+        Op::GetContentSummary { path } => {
+            let r = resolve(view, &FsPath::parse(path)?)?;
+            caller.check_traverse(&r)?;
+            let t = r
+                .target()
+                .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", r.path.text)))?;
+            Ok(OpResult::Summary(summarize(view, &caller, t, &r.path.text)?))
+        }
+        _ => Err(FsError::InvalidArgument(format!(
+            "{} is a write, not a read",
+            op.name()
+        ))),
+    }
+}
+
+fn summarize<V: ReadView + ?Sized>(
+    view: &V,
+    caller: &Caller,
+    top: &Inode,
+    path: &str,
+) -> Result<ContentSummary, FsError> {
+    let (quota, space_quota) = match top.quota() {
+        Some(q) => (q.ns_quota.map_or(-1, |v| v as i64), q.ds_quota.map_or(-1, |v| v as i64)),
+        None => (-1, -1),
+    };
+    let mut s = ContentSummary {
+        length: 0,
+        file_count: 0,
+        directory_count: 0,
+        quota,
+        space_consumed: 0,
+        space_quota,
+    };
+    let mut stack = vec![(top.clone(), path.to_string())];
+    while let Some((inode, ipath)) = stack.pop() {
+        if !inode.is_dir() {
+            s.file_count += 1;
+            if let crate::inode::InodeKind::File { length, .. } = inode.kind {
+                s.length += length;
+            }
+            s.space_consumed += inode.space_consumed();
+            continue;
+        }
+        s.directory_count += 1;
+        caller.check(&inode, READ | EXECUTE, &ipath)?;
+        let mut after = String::new();
+        loop {
+            let page = view.children(inode.id, &after, SUBTREE_PAGE_ENTRIES)?;
+            for (name, id) in &page {
+                let child = view
+                    .inode(*id)?
+                    .ok_or_else(|| FsError::Internal(format!("dangling dentry {name} -> {id}")))?;
+                stack.push((child, format!("{}/{name}", ipath.trim_end_matches('/'))));
+            }
+            if page.len() < SUBTREE_PAGE_ENTRIES {
+                break;
+            }
+            after = page.last().expect("non-empty").0.clone();
+        }
+    }
+    Ok(s)
+}
+
+/// (names, bytes of space) in the subtree rooted at `top`, including `top`.
+/// A directory with a quota already knows its usage.
+pub fn count_subtree<V: ReadView + ?Sized>(view: &V, top: &Inode) -> Result<(u64, u64), FsError> {
+    if let Some(q) = top.quota() {
+        return Ok((q.ns_used, q.ds_used));
+    }
+    let (mut ns, mut ds) = (0u64, 0u64);
+    let mut stack = vec![top.clone()];
+    while let Some(inode) = stack.pop() {
+        ns += 1;
+        ds += inode.space_consumed();
+        if !inode.is_dir() {
+            continue;
+        }
+        let mut after = String::new();
+        loop {
+            let page = view.children(inode.id, &after, SUBTREE_PAGE_ENTRIES)?;
+            for (name, id) in &page {
+                let child = view
+                    .inode(*id)?
+                    .ok_or_else(|| FsError::Internal(format!("dangling dentry {name} -> {id}")))?;
+                match child.quota() {
+                    Some(q) => {
+                        ns += q.ns_used;
+                        ds += q.ds_used;
+                    }
+                    None => stack.push(child),
+                }
+            }
+            if page.len() < SUBTREE_PAGE_ENTRIES {
+                break;
+            }
+            after = page.last().expect("non-empty").0.clone();
+        }
+    }
+    Ok((ns, ds))
+}

@@ -1,0 +1,92 @@
+//! Path resolution: walk a [`FsPath`] from its start inode through the
+//! dentry table, stopping at the first missing component or at a file with
+//! components left below it.
+
+use raftfs_proto::FsError;
+
+use crate::inode::{Inode, ROOT_ID};
+use crate::path::FsPath;
+use crate::store::ReadView;
+
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub path: FsPath,
+    /// `inodes[0]` is the start inode; `inodes[i]` is component `i - 1`.
+    pub inodes: Vec<Inode>,
+    /// Resolution stopped at a file while components remained.
+    pub through_file: bool,
+}
+
+impl Resolved {
+    pub fn exists(&self) -> bool {
+        self.inodes.len() == self.path.components.len() + 1
+    }
+
+    pub fn target(&self) -> Option<&Inode> {
+        if self.exists() {
+            self.inodes.last()
+        } else {
+            None
+        }
+    }
+
+    /// The parent of the target, if the path has a last component and the
+    /// parent exists.
+    pub fn parent(&self) -> Option<&Inode> {
+        let n = self.path.components.len();
+        if n == 0 || self.inodes.len() < n {
+            None
+        } else {
+            Some(&self.inodes[n - 1])
+        }
+    }
+
+    pub fn last_existing(&self) -> &Inode {
+        self.inodes.last().expect("resolution always holds the start inode")
+    }
+
+    /// Text of the path down to `inodes[i]`.
+    pub fn text_at(&self, i: usize) -> String {
+        self.path.prefix_text(i)
+    }
+
+    /// Number of path components that do not exist.
+    pub fn missing(&self) -> usize {
+        self.path.components.len() + 1 - self.inodes.len()
+    }
+}
+
+pub fn resolve<V: ReadView + ?Sized>(view: &V, path: &FsPath) -> Result<Resolved, FsError> {
+    let start = path.start.unwrap_or(ROOT_ID);
+    let first = view.inode(start)?.ok_or_else(|| {
+        if path.start.is_some() {
+            FsError::FileNotFound(format!("File does not exist: {}", path.prefix_text(0)))
+        } else {
+            FsError::Internal("root inode missing: store not formatted".into())
+        }
+    })?;
+    let mut inodes = Vec::with_capacity(path.components.len() + 1);
+    inodes.push(first);
+    let mut through_file = false;
+    for name in &path.components {
+        let cur = inodes.last().expect("non-empty");
+        if !cur.is_dir() {
+            through_file = true;
+            break;
+        }
+        match view.child(cur.id, name)? {
+            None => break,
+            Some(id) => {
+                let inode = view.inode(id)?.ok_or_else(|| {
+                    FsError::Internal(format!("dentry {}/{name} points at missing inode {id}", cur.id))
+                })?;
+                inodes.push(inode);
+            }
+        }
+    }
+    Ok(Resolved {
+        path: path.clone(),
+        inodes,
+        through_file,
+    })
+}

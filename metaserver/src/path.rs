@@ -1,0 +1,166 @@
+//! Path parsing and validation (HDFS `DFSUtil.isValidName` rules plus our bounds).
+//!
+//! Accepted: absolute paths; repeated and trailing slashes are folded (as
+//! Hadoop's `Path` does). Refused with [`FsError::InvalidPath`]: relative
+//! paths, `.` and `..` components, `:` in a component, NUL bytes, a component
+//! longer than [`MAX_NAME_LEN_BYTES`], a path longer than
+//! [`MAX_PATH_LEN_BYTES`] or deeper than [`MAX_PATH_DEPTH`].
+//!
+//! `/.reserved/.inodes/<id>[/rest]` is parsed into a path that starts at inode
+//! `<id>` instead of the root.
+
+use raftfs_proto::limits::{MAX_NAME_LEN_BYTES, MAX_PATH_DEPTH, MAX_PATH_LEN_BYTES};
+use raftfs_proto::FsError;
+
+use crate::inode::InodeId;
+
+/// The reserved top-level name (HDFS `/.reserved`).
+pub const RESERVED_NAME: &str = ".reserved";
+const INODES_NAME: &str = ".inodes";
+
+/// A validated path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsPath {
+    /// Where resolution starts: `None` for the root, `Some(id)` for `/.reserved/.inodes/<id>`.
+    pub start: Option<InodeId>,
+    /// Components below the start.
+    pub components: Vec<String>,
+    /// The normalized text, for messages.
+    pub text: String,
+}
+
+impl FsPath {
+    pub fn parse(raw: &str) -> Result<FsPath, FsError> {
+        if raw.len() > MAX_PATH_LEN_BYTES {
+            return Err(FsError::InvalidPath(format!(
+                "path is {} bytes long, more than the limit of {MAX_PATH_LEN_BYTES}",
+                raw.len()
+            )));
+        }
+        if !raw.starts_with('/') {
+            return Err(FsError::InvalidPath(format!(
+                "Invalid path name {raw}: not an absolute path"
+            )));
+        }
+        if raw.contains('\0') {
+            return Err(FsError::InvalidPath(format!(
+                "Invalid path name {}: contains a NUL byte",
+                raw.replace('\0', "\\0")
+            )));
+        }
+        let mut components = Vec::new();
+        for c in raw.split('/').filter(|c| !c.is_empty()) {
+            if c == "." || c == ".." {
+                return Err(FsError::InvalidPath(format!(
+                    "Invalid path name {raw}: `{c}' is not allowed as a path component"
+                )));
+            }
+            if c.contains(':') {
+                return Err(FsError::InvalidPath(format!(
+                    "Invalid path name {raw}: `{c}' contains a colon"
+                )));
+            }
+            check_name(c)?;
+            components.push(c.to_string());
+            if components.len() > MAX_PATH_DEPTH {
+                return Err(FsError::InvalidPath(format!(
+                    "Invalid path name {raw}: deeper than {MAX_PATH_DEPTH} components"
+                )));
+            }
+        }
+        let text = format!("/{}", components.join("/"));
+        let mut start = None;
+        if components.len() >= 2 && components[0] == RESERVED_NAME && components[1] == INODES_NAME {
+            let id = components.get(2).and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| {
+                FsError::InvalidPath(format!(
+                    "Invalid path name {raw}: expected /.reserved/.inodes/<inode id>"
+                ))
+            })?;
+            start = Some(id);
+            components.drain(..3);
+        } else if components.first().map(String::as_str) == Some(RESERVED_NAME) {
+            return Err(FsError::InvalidPath(format!(
+                "Invalid path name {raw}: only /.reserved/.inodes/<id> is supported under /.reserved"
+            )));
+        }
+        Ok(FsPath {
+            start,
+            components,
+            text,
+        })
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.start.is_none() && self.components.is_empty()
+    }
+
+    /// The last component, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.components.last().map(String::as_str)
+    }
+
+    /// Text of the first `n` components (for messages about ancestors).
+    pub fn prefix_text(&self, n: usize) -> String {
+        let head = match self.start {
+            None => String::new(),
+            Some(id) => format!("/{RESERVED_NAME}/{INODES_NAME}/{id}"),
+        };
+        if n == 0 {
+            return if head.is_empty() { "/".into() } else { head };
+        }
+        format!("{head}/{}", self.components[..n].join("/"))
+    }
+}
+
+/// Validate one name (a path component, or a new name given alone).
+pub fn check_name(name: &str) -> Result<(), FsError> {
+    if name.is_empty() {
+        return Err(FsError::InvalidPath("empty name".into()));
+    }
+    if name.len() > MAX_NAME_LEN_BYTES {
+        return Err(FsError::InvalidPath(format!(
+            "The maximum path component name limit of {}... is exceeded: limit={MAX_NAME_LEN_BYTES} length={}",
+            name.chars().take(32).collect::<String>(),
+            name.len()
+        )));
+    }
+    if name.contains('/') || name.contains('\0') {
+        return Err(FsError::InvalidPath(format!("name {name:?} contains '/' or NUL")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_slashes() {
+        let p = FsPath::parse("//a///b/").unwrap();
+        assert_eq!(p.components, vec!["a", "b"]);
+        assert_eq!(p.text, "/a/b");
+        assert!(FsPath::parse("/").unwrap().is_root());
+    }
+
+    #[test]
+    fn refuses_bad_paths() {
+        for bad in ["", "a/b", "/a/../b", "/a/./b", "/a:b", "/a\0b"] {
+            assert!(matches!(FsPath::parse(bad), Err(FsError::InvalidPath(_))), "{bad:?}");
+        }
+        let long = format!("/{}", "x".repeat(MAX_NAME_LEN_BYTES + 1));
+        assert!(matches!(FsPath::parse(&long), Err(FsError::InvalidPath(_))));
+        let ok = format!("/{}", "x".repeat(MAX_NAME_LEN_BYTES));
+        assert!(FsPath::parse(&ok).is_ok());
+        let huge = "/a".repeat(MAX_PATH_LEN_BYTES);
+        assert!(matches!(FsPath::parse(&huge), Err(FsError::InvalidPath(_))));
+    }
+
+    #[test]
+    fn reserved_inodes() {
+        let p = FsPath::parse("/.reserved/.inodes/16385/a").unwrap();
+        assert_eq!(p.start, Some(16385));
+        assert_eq!(p.components, vec!["a"]);
+        assert!(FsPath::parse("/.reserved/.inodes/x").is_err());
+        assert!(FsPath::parse("/.reserved/foo").is_err());
+    }
+}

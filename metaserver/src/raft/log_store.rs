@@ -1,0 +1,255 @@
+//! The Raft log and vote in RocksDB (the edit journal of DESIGN.md §1).
+//!
+//! Guarantees openraft relies on:
+//! * `append` leaves entries readable when it returns, and reports them
+//!   durable (`io_completed`) only after an fsync of the RocksDB WAL.
+//! * `save_vote` and `truncate_after` are synced before they return.
+//! * Appends are made durable in order by one sync thread that takes every
+//!   append waiting for it and covers them with a single fsync: group
+//!   commit, many client ops per fsync.
+//!
+//! Entries are bincode-encoded with a version byte, keyed by big-endian
+//! index. A record that does not decode is an `io::Error` (openraft stops the
+//! member) rather than a panic.
+
+use std::fmt::Debug;
+use std::io;
+use std::ops::{Bound, RangeBounds};
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use openraft::storage::{IOFlushed, LogState, RaftLogReader, RaftLogStorage};
+use openraft::OptionalSend;
+use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, WriteBatch, WriteOptions, DB};
+
+use super::{Entry, LogId, TypeConfig, Vote};
+
+const CF_LOG: &str = "log";
+const CF_RAFT_META: &str = "raft_meta";
+const KEY_VOTE: &[u8] = b"vote";
+const KEY_COMMITTED: &[u8] = b"committed";
+const KEY_LAST_PURGED: &[u8] = b"last_purged";
+const ENTRY_FORMAT_V1: u8 = 1;
+/// Most appends one fsync may cover before their callbacks are answered.
+const MAX_APPENDS_PER_SYNC: usize = 4096;
+
+/// The log store; clones share the database and the sync thread.
+#[derive(Clone)]
+pub struct LogStore {
+    db: Arc<DB>,
+    sync_tx: mpsc::Sender<IOFlushed<TypeConfig>>,
+}
+
+fn other<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> io::Error + '_ {
+    move |e| io::Error::other(format!("{what}: {e}"))
+}
+
+fn encode<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    let mut out = vec![ENTRY_FORMAT_V1];
+    bincode::serialize_into(&mut out, v).expect("serialize an in-memory Raft record");
+    out
+}
+
+fn decode<T: serde::de::DeserializeOwned>(what: &str, bytes: &[u8]) -> io::Result<T> {
+    match bytes.split_first() {
+        Some((&ENTRY_FORMAT_V1, rest)) => bincode::deserialize(rest).map_err(other(what)),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{what}: unknown record format"),
+        )),
+    }
+}
+
+fn index_key(i: u64) -> [u8; 8] {
+    i.to_be_bytes()
+}
+
+fn synced() -> WriteOptions {
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    wo
+}
+
+impl LogStore {
+    /// Open (or create) the log in `dir`.
+    pub fn open(dir: &Path) -> io::Result<LogStore> {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        opts.create_missing_column_families(true);
+        opts.set_max_background_jobs(2);
+        // The log is written once, read mostly while it is hot, and purged
+        // behind snapshots: no compression, a modest write buffer.
+        opts.set_write_buffer_size(32 * 1024 * 1024);
+        opts.set_compression_type(rocksdb::DBCompressionType::None);
+        let cfs = [CF_LOG, CF_RAFT_META].map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
+        let db = Arc::new(DB::open_cf_descriptors(&opts, dir, cfs).map_err(other("open raft log"))?);
+        let (sync_tx, sync_rx) = mpsc::channel::<IOFlushed<TypeConfig>>();
+        let sync_db = db.clone();
+        std::thread::Builder::new()
+            .name("raft-log-sync".into())
+            .spawn(move || sync_loop(sync_db, sync_rx))?;
+        Ok(LogStore { db, sync_tx })
+    }
+
+    fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
+        self.db.cf_handle(name).expect("column family created at open")
+    }
+
+    fn get_meta<T: serde::de::DeserializeOwned>(&self, key: &[u8]) -> io::Result<Option<T>> {
+        match self
+            .db
+            .get_pinned_cf(self.cf(CF_RAFT_META), key)
+            .map_err(other("read raft meta"))?
+        {
+            None => Ok(None),
+            Some(v) => decode("raft meta", &v).map(Some),
+        }
+    }
+
+    fn put_meta<T: serde::Serialize>(&self, key: &[u8], v: &T, sync: bool) -> io::Result<()> {
+        let mut wb = WriteBatch::default();
+        wb.put_cf(self.cf(CF_RAFT_META), key, encode(v));
+        let wo = if sync { synced() } else { WriteOptions::default() };
+        self.db.write_opt(wb, &wo).map_err(other("write raft meta"))
+    }
+}
+
+/// Take every append waiting, fsync once, answer them in order.
+fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<IOFlushed<TypeConfig>>) {
+    while let Ok(first) = rx.recv() {
+        let mut waiting = vec![first];
+        while waiting.len() < MAX_APPENDS_PER_SYNC {
+            match rx.try_recv() {
+                Ok(cb) => waiting.push(cb),
+                Err(_) => break,
+            }
+        }
+        let result = db.flush_wal(true).map_err(|e| e.into_string());
+        if let Err(e) = &result {
+            tracing::error!(error = %e, "fsync raft log");
+        }
+        for cb in waiting {
+            cb.io_completed(result.clone().map_err(io::Error::other));
+        }
+    }
+}
+
+impl RaftLogReader<TypeConfig> for LogStore {
+    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + OptionalSend>(
+        &mut self,
+        range: RB,
+    ) -> io::Result<Vec<Entry>> {
+        let start = match range.start_bound() {
+            Bound::Included(x) => *x,
+            Bound::Excluded(x) => x.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        let mut out = Vec::new();
+        let it = self.db.iterator_cf(
+            self.cf(CF_LOG),
+            IteratorMode::From(&index_key(start), Direction::Forward),
+        );
+        for item in it {
+            let (k, v) = item.map_err(other("read raft log"))?;
+            let idx = u64::from_be_bytes(
+                k.as_ref()
+                    .try_into()
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "raft log key is not 8 bytes"))?,
+            );
+            if !range.contains(&idx) {
+                break;
+            }
+            let entry: Entry = decode("raft log entry", &v)?;
+            if entry.log_id.index != idx {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("raft log entry {} stored under index {idx}", entry.log_id.index),
+                ));
+            }
+            out.push(entry);
+        }
+        Ok(out)
+    }
+
+    async fn read_vote(&mut self) -> io::Result<Option<Vote>> {
+        self.get_meta(KEY_VOTE)
+    }
+}
+
+impl RaftLogStorage<TypeConfig> for LogStore {
+    type LogReader = LogStore;
+
+    async fn get_log_state(&mut self) -> io::Result<LogState<TypeConfig>> {
+        let last_purged: Option<LogId> = self.get_meta(KEY_LAST_PURGED)?;
+        let last = match self.db.iterator_cf(self.cf(CF_LOG), IteratorMode::End).next() {
+            None => None,
+            Some(item) => {
+                let (_, v) = item.map_err(other("read raft log"))?;
+                let e: Entry = decode("raft log entry", &v)?;
+                Some(e.log_id)
+            }
+        };
+        Ok(LogState {
+            last_log_id: last.or_else(|| last_purged.clone()),
+            last_purged_log_id: last_purged,
+        })
+    }
+
+    async fn get_log_reader(&mut self) -> Self::LogReader {
+        self.clone()
+    }
+
+    async fn save_vote(&mut self, vote: &Vote) -> io::Result<()> {
+        self.put_meta(KEY_VOTE, vote, true)
+    }
+
+    async fn save_committed(&mut self, committed: Option<LogId>) -> io::Result<()> {
+        // Not synced: losing it only means re-applying from the state
+        // machine's own applied id after a crash.
+        self.put_meta(KEY_COMMITTED, &committed, false)
+    }
+
+    async fn read_committed(&mut self) -> io::Result<Option<LogId>> {
+        Ok(self.get_meta::<Option<LogId>>(KEY_COMMITTED)?.flatten())
+    }
+
+    async fn append<I>(&mut self, entries: I, callback: IOFlushed<TypeConfig>) -> io::Result<()>
+    where
+        I: IntoIterator<Item = Entry> + OptionalSend,
+        I::IntoIter: OptionalSend,
+    {
+        let mut wb = WriteBatch::default();
+        let cf = self.cf(CF_LOG);
+        for e in entries {
+            wb.put_cf(cf, index_key(e.log_id.index), encode(&e));
+        }
+        // Readable now; durable once the sync thread has fsynced the WAL.
+        self.db
+            .write_opt(wb, &WriteOptions::default())
+            .map_err(other("append raft log"))?;
+        self.sync_tx
+            .send(callback)
+            .map_err(|_| io::Error::other("raft log sync thread stopped"))
+    }
+
+    async fn truncate_after(&mut self, last_log_id: Option<LogId>) -> io::Result<()> {
+        let from = last_log_id.map_or(0, |l| l.index + 1);
+        let mut wb = WriteBatch::default();
+        wb.delete_range_cf(self.cf(CF_LOG), index_key(from), index_key(u64::MAX));
+        // delete_range is exclusive at the end: also drop u64::MAX itself.
+        wb.delete_cf(self.cf(CF_LOG), index_key(u64::MAX));
+        self.db.write_opt(wb, &synced()).map_err(other("truncate raft log"))
+    }
+
+    async fn purge(&mut self, log_id: LogId) -> io::Result<()> {
+        // Record the purge point first: entries at or before it are ignored
+        // by openraft, so the deletion itself need not be atomic with it.
+        self.put_meta(KEY_LAST_PURGED, &log_id, true)?;
+        let mut wb = WriteBatch::default();
+        wb.delete_range_cf(self.cf(CF_LOG), index_key(0), index_key(log_id.index + 1));
+        self.db
+            .write_opt(wb, &WriteOptions::default())
+            .map_err(other("purge raft log"))
+    }
+}

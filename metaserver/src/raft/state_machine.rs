@@ -1,0 +1,281 @@
+//! The openraft state machine: a thin adapter between committed log entries
+//! and the namespace engine (DESIGN.md §4, `--exec apply`).
+//!
+//! One `apply` call (a run of committed entries) becomes one store
+//! [`WriteBatch`](crate::store::WriteBatch) that also records the applied log
+//! id and membership, so the store is always at an entry boundary. Client
+//! responders are answered only after that batch is committed.
+//!
+//! Determinism: time comes from the entry (kept monotonic across leaders by
+//! taking the max with the last applied time), ids from the replicated
+//! counter. A deterministic failure (an op's `FsError`) is that op's answer
+//! on every replica; a store error is not deterministic and stops the member
+//! (openraft treats the returned `io::Error` as fatal).
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::StreamExt;
+use openraft::storage::{EntryResponder, RaftSnapshotBuilder, RaftStateMachine, Snapshot};
+use openraft::{EntryPayload, OptionalSend};
+use parking_lot::RwLock;
+use tokio::sync::watch;
+
+use raftfs_proto::{FsError, OpResult};
+
+use super::{snapshot, Command, CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
+use crate::namespace::{execute_write, format_batch, format_info, FormatInfo, NsConfig, Overlay};
+use crate::store::{ReadView, Store, StoreError};
+
+pub const META_APPLIED: &str = "raft_applied";
+pub const META_MEMBERSHIP: &str = "raft_membership";
+pub const META_LAST_TIME: &str = "last_time_ms";
+
+/// What the member's servers read from the state machine without going
+/// through openraft: the store, the namespace config, the applied index.
+pub struct SmShared {
+    pub store: Arc<dyn Store>,
+    cfg: RwLock<Option<(NsConfig, FormatInfo)>>,
+    applied_tx: watch::Sender<u64>,
+}
+
+impl SmShared {
+    pub fn config(&self) -> Option<NsConfig> {
+        self.cfg.read().as_ref().map(|(c, _)| c.clone())
+    }
+    pub fn format_info(&self) -> Option<FormatInfo> {
+        self.cfg.read().as_ref().map(|(_, f)| f.clone())
+    }
+    /// Watch the index of the last applied entry.
+    pub fn applied_index(&self) -> watch::Receiver<u64> {
+        self.applied_tx.subscribe()
+    }
+    fn reload(&self) -> Result<(), StoreError> {
+        *self.cfg.write() = format_info(&*self.store)?.map(|f| (NsConfig::from(&f), f));
+        Ok(())
+    }
+}
+
+pub struct NsStateMachine {
+    shared: Arc<SmShared>,
+    dir: PathBuf,
+}
+
+fn io_err(e: StoreError) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+fn read_bincode<T: serde::de::DeserializeOwned>(view: &dyn Store, key: &str) -> io::Result<Option<T>> {
+    match view.meta(key).map_err(io_err)? {
+        None => Ok(None),
+        Some(raw) => bincode::deserialize(&raw)
+            .map(Some)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("meta {key}: {e}"))),
+    }
+}
+
+impl NsStateMachine {
+    /// Open the state machine over `store`; `dir` holds the snapshot file.
+    /// An empty store (always the case for `--store memory` after a restart)
+    /// is loaded from the snapshot file, when there is one.
+    pub fn open(store: Arc<dyn Store>, dir: &Path) -> io::Result<NsStateMachine> {
+        if store.meta(META_APPLIED).map_err(io_err)?.is_none() {
+            if let Some(bytes) = snapshot::read_file(dir)? {
+                let (_, image) = snapshot::decode(&bytes)?;
+                store.import(image).map_err(io_err)?;
+            }
+        }
+        let applied: Option<LogId> = read_bincode(&*store, META_APPLIED)?;
+        let (applied_tx, _) = watch::channel(applied.map_or(0, |l| l.index));
+        let shared = Arc::new(SmShared {
+            store,
+            cfg: RwLock::new(None),
+            applied_tx,
+        });
+        shared.reload().map_err(io_err)?;
+        Ok(NsStateMachine {
+            shared,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    pub fn shared(&self) -> Arc<SmShared> {
+        self.shared.clone()
+    }
+
+    fn apply_command(
+        &self,
+        overlay: &mut Overlay<'_, dyn Store>,
+        cfg: &mut Option<NsConfig>,
+        last_time: &mut i64,
+        cmd: Command,
+    ) -> io::Result<CommandResponse> {
+        match cmd {
+            Command::Format(info) => {
+                if format_info(overlay).map_err(io_err)?.is_none() {
+                    let b = format_batch(&info);
+                    let target = overlay.batch_mut();
+                    target.inodes.extend(b.inodes);
+                    target.meta.extend(b.meta);
+                    *cfg = Some(NsConfig::from(&info));
+                    *last_time = (*last_time).max(info.time_ms);
+                }
+                Ok(CommandResponse {
+                    results: vec![Ok(OpResult::Unit)],
+                })
+            }
+            Command::Ops { time_ms, ops } => {
+                let time = (*last_time).max(time_ms);
+                *last_time = time;
+                let mut results = Vec::with_capacity(ops.len());
+                for (ctx, op) in ops {
+                    let r = match cfg {
+                        None => Err(FsError::Unavailable("the namespace is not formatted yet".into())),
+                        Some(c) => execute_write(c, overlay, &ctx, &op, time),
+                    };
+                    if let Err(FsError::Storage(e)) = &r {
+                        return Err(io::Error::other(format!("apply {}: {e}", op.name())));
+                    }
+                    results.push(r);
+                }
+                Ok(CommandResponse { results })
+            }
+        }
+    }
+}
+
+impl RaftStateMachine<TypeConfig> for NsStateMachine {
+    type SnapshotData = Vec<u8>;
+    type SnapshotBuilder = NsSnapshotBuilder;
+
+    async fn applied_state(&mut self) -> io::Result<(Option<LogId>, StoredMembership)> {
+        let store = &*self.shared.store;
+        let applied = read_bincode(store, META_APPLIED)?;
+        let membership = read_bincode(store, META_MEMBERSHIP)?.unwrap_or_default();
+        Ok((applied, membership))
+    }
+
+    async fn apply<Strm>(&mut self, mut entries: Strm) -> io::Result<()>
+    where
+        Strm: futures::Stream<Item = io::Result<EntryResponder<TypeConfig>>> + Unpin + OptionalSend,
+    {
+        let store = self.shared.store.clone();
+        let mut overlay: Overlay<'_, dyn Store> = Overlay::new(&*store);
+        let mut cfg = self.shared.config();
+        let mut last_time: i64 = match store.meta(META_LAST_TIME).map_err(io_err)? {
+            Some(raw) => i64::from_le_bytes(
+                raw.as_slice()
+                    .try_into()
+                    .map_err(|_| io::Error::other("last_time_ms is not 8 bytes"))?,
+            ),
+            None => 0,
+        };
+        let mut answers = Vec::new();
+        let mut last_applied: Option<LogId> = None;
+        let mut membership: Option<StoredMembership> = None;
+        let mut formatted = false;
+        while let Some(item) = entries.next().await {
+            let (entry, responder) = item?;
+            let response = match entry.payload {
+                EntryPayload::Blank => CommandResponse::default(),
+                EntryPayload::Normal(cmd) => {
+                    formatted |= matches!(cmd, Command::Format(_));
+                    self.apply_command(&mut overlay, &mut cfg, &mut last_time, cmd)?
+                }
+                EntryPayload::Membership(m) => {
+                    membership = Some(StoredMembership::new(Some(entry.log_id.clone()), m));
+                    CommandResponse::default()
+                }
+            };
+            last_applied = Some(entry.log_id);
+            answers.push((responder, response));
+        }
+        let Some(applied) = last_applied else { return Ok(()) };
+        overlay.put_meta(
+            META_APPLIED,
+            bincode::serialize(&Some(applied.clone())).expect("serialize log id"),
+        );
+        if let Some(m) = &membership {
+            overlay.put_meta(META_MEMBERSHIP, bincode::serialize(m).expect("serialize membership"));
+        }
+        overlay.put_meta(META_LAST_TIME, last_time.to_le_bytes().to_vec());
+        store.commit(overlay.into_batch()).map_err(io_err)?;
+        if formatted {
+            self.shared.reload().map_err(io_err)?;
+        }
+        self.shared.applied_tx.send_replace(applied.index);
+        for (responder, response) in answers {
+            if let Some(r) = responder {
+                r.send(response);
+            }
+        }
+        Ok(())
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        NsSnapshotBuilder {
+            store: self.shared.store.clone(),
+            dir: self.dir.clone(),
+        }
+    }
+
+    async fn install_snapshot(&mut self, meta: &SnapshotMeta, data: Vec<u8>) -> io::Result<()> {
+        let (file_meta, image) = snapshot::decode(&data)?;
+        if &file_meta != meta {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "snapshot: metadata does not match its image",
+            ));
+        }
+        self.shared.store.import(image).map_err(io_err)?;
+        snapshot::write_file(&self.dir, &data)?;
+        self.shared.reload().map_err(io_err)?;
+        self.shared
+            .applied_tx
+            .send_replace(meta.last_log_id.as_ref().map_or(0, |l| l.index));
+        Ok(())
+    }
+
+    async fn get_current_snapshot(&mut self) -> io::Result<Option<openraft::alias::SnapshotOf<TypeConfig, Vec<u8>>>> {
+        let Some(bytes) = snapshot::read_file(&self.dir)? else {
+            return Ok(None);
+        };
+        let (meta, _) = snapshot::decode(&bytes)?;
+        Ok(Some(Snapshot { meta, snapshot: bytes }))
+    }
+}
+
+/// Builds a snapshot from a consistent export of the store.
+pub struct NsSnapshotBuilder {
+    store: Arc<dyn Store>,
+    dir: PathBuf,
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for NsSnapshotBuilder {
+    type SnapshotData = Vec<u8>;
+
+    async fn build_snapshot(&mut self) -> io::Result<openraft::alias::SnapshotOf<TypeConfig, Vec<u8>>> {
+        let image = self.store.export().map_err(io_err)?;
+        let find = |key: &str| image.meta.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+        let last_log_id: Option<LogId> = match find(META_APPLIED) {
+            Some(raw) => {
+                bincode::deserialize(&raw).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
+            }
+            None => None,
+        };
+        let last_membership: StoredMembership = match find(META_MEMBERSHIP) {
+            Some(raw) => {
+                bincode::deserialize(&raw).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
+            }
+            None => StoredMembership::default(),
+        };
+        let meta = SnapshotMeta {
+            last_log_id,
+            last_membership,
+        };
+        let bytes = snapshot::encode(&meta, &image);
+        snapshot::write_file(&self.dir, &bytes)?;
+        Ok(Snapshot { meta, snapshot: bytes })
+    }
+}

@@ -1,0 +1,140 @@
+//! A member's directory and its identity file (HDFS's `current/VERSION`).
+//!
+//! ```text
+//! <dir>/current/VERSION   identity: cluster, nameservice, member, peers (JSON)
+//! <dir>/raft-log/         the Raft log and vote (RocksDB)
+//! <dir>/namespace/        the namespace store (RocksDB; absent for --store memory)
+//! <dir>/snapshot.bin      the latest snapshot image
+//! ```
+//! `format` writes VERSION once and refuses a directory that has one; a
+//! member refuses to start on an unformatted directory, on another
+//! cluster's, or under another member id, with a message that says so.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The layout version written by this code (HDFS keeps negative numbers; we count up).
+pub const LAYOUT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionFile {
+    pub layout_version: u32,
+    pub node_type: String,
+    pub cluster_id: String,
+    pub namespace_id: u64,
+    pub block_pool_id: String,
+    pub nameservice: String,
+    pub member_id: u64,
+    /// Initial voters: member id → address (host:port).
+    pub members: BTreeMap<u64, String>,
+    pub superuser: String,
+    /// Milliseconds since the epoch at format.
+    pub ctime_ms: i64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    #[error("{dir} is not formatted (no current/VERSION): run `raftfs format` first")]
+    NotFormatted { dir: String },
+    #[error("{dir} is already formatted (cluster {cluster_id}); refusing to format it again")]
+    AlreadyFormatted { dir: String, cluster_id: String },
+    #[error("{dir} belongs to cluster {found}, not {expected}")]
+    WrongCluster {
+        dir: String,
+        found: String,
+        expected: String,
+    },
+    #[error("{dir} belongs to member {found}, not {expected}")]
+    WrongMember { dir: String, found: u64, expected: u64 },
+    #[error("{dir}/current/VERSION is unreadable: {detail}")]
+    Corrupt { dir: String, detail: String },
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+pub fn version_path(dir: &Path) -> PathBuf {
+    dir.join("current").join("VERSION")
+}
+pub fn raft_log_dir(dir: &Path) -> PathBuf {
+    dir.join("raft-log")
+}
+pub fn namespace_dir(dir: &Path) -> PathBuf {
+    dir.join("namespace")
+}
+
+/// Write VERSION into a new (or empty) member directory.
+pub fn format(dir: &Path, v: &VersionFile) -> Result<(), LayoutError> {
+    if let Ok(existing) = read(dir) {
+        return Err(LayoutError::AlreadyFormatted {
+            dir: dir.display().to_string(),
+            cluster_id: existing.cluster_id,
+        });
+    }
+    let cur = dir.join("current");
+    fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> LayoutError {
+        let path = path.display().to_string();
+        move |source| LayoutError::Io { what, path, source }
+    }
+    std::fs::create_dir_all(&cur).map_err(io("create directory", &cur))?;
+    let tmp = cur.join("VERSION.tmp");
+    let json = serde_json::to_vec_pretty(v).expect("serialize VERSION");
+    let mut f = std::fs::File::create(&tmp).map_err(io("create", &tmp))?;
+    f.write_all(&json).map_err(io("write", &tmp))?;
+    f.sync_all().map_err(io("sync", &tmp))?;
+    let path = version_path(dir);
+    std::fs::rename(&tmp, &path).map_err(io("rename", &path))?;
+    Ok(())
+}
+
+/// Read VERSION of a formatted member directory.
+pub fn read(dir: &Path) -> Result<VersionFile, LayoutError> {
+    let path = version_path(dir);
+    let raw = match std::fs::read(&path) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(LayoutError::NotFormatted {
+                dir: dir.display().to_string(),
+            })
+        }
+        Err(source) => {
+            return Err(LayoutError::Io {
+                what: "read",
+                path: path.display().to_string(),
+                source,
+            })
+        }
+    };
+    serde_json::from_slice(&raw).map_err(|e| LayoutError::Corrupt {
+        dir: dir.display().to_string(),
+        detail: e.to_string(),
+    })
+}
+
+/// Read VERSION and check it is the member we mean to start.
+pub fn check(dir: &Path, member_id: u64, cluster_id: Option<&str>) -> Result<VersionFile, LayoutError> {
+    let v = read(dir)?;
+    if v.member_id != member_id {
+        return Err(LayoutError::WrongMember {
+            dir: dir.display().to_string(),
+            found: v.member_id,
+            expected: member_id,
+        });
+    }
+    if let Some(c) = cluster_id {
+        if v.cluster_id != c {
+            return Err(LayoutError::WrongCluster {
+                dir: dir.display().to_string(),
+                found: v.cluster_id,
+                expected: c.into(),
+            });
+        }
+    }
+    Ok(v)
+}

@@ -1,0 +1,305 @@
+//! One nameservice member: store, Raft, and the calls the gRPC service (and
+//! the in-process benchmark) make on it.
+//!
+//! Writes: the op is proposed as a [`Command::Ops`] entry stamped with this
+//! leader's clock; openraft batches concurrent proposals into one append and
+//! one fsync (group commit); the caller is answered after the entry is
+//! committed by a majority and applied. Reads: openraft's lease read
+//! confirms leadership (the lease is bounded by the election timeout), waits
+//! until the state machine has applied up to the read index, then reads
+//! the store.
+//!
+//! A new leader whose namespace is not yet formatted proposes
+//! [`Command::Format`] with the identity from VERSION; every member applies
+//! the same entry, so all roots are byte-identical.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use openraft::async_runtime::WatchReceiver;
+use openraft::errors::{ClientWriteError, ForwardToLeader, LinearizableReadError, RaftError};
+use openraft::{BasicNode, ReadPolicy, ServerState};
+
+use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
+
+use super::layout::{self, VersionFile};
+use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
+use crate::raft::network::NetworkFactory;
+use crate::raft::state_machine::SmShared;
+use crate::raft::{Command, LogStore, NsStateMachine, Raft, TypeConfig};
+use crate::store::{MemStore, RocksStore, RocksStoreOptions, Store};
+
+/// Which store holds the namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Memory,
+    Rocksdb,
+}
+
+impl std::str::FromStr for StoreKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "memory" => Ok(StoreKind::Memory),
+            "rocksdb" => Ok(StoreKind::Rocksdb),
+            other => Err(format!("unknown store {other:?}: expected memory or rocksdb")),
+        }
+    }
+}
+
+/// Raft timings, in milliseconds. The election timeout must exceed the
+/// heartbeat interval several times over (openraft checks min > heartbeat).
+#[derive(Debug, Clone)]
+pub struct RaftTimings {
+    pub heartbeat_interval_ms: u64,
+    pub election_timeout_min_ms: u64,
+    pub election_timeout_max_ms: u64,
+    /// Take a snapshot after this many log entries since the last one.
+    pub snapshot_logs_since_last: u64,
+}
+
+impl Default for RaftTimings {
+    fn default() -> Self {
+        RaftTimings {
+            heartbeat_interval_ms: 100,
+            election_timeout_min_ms: 500,
+            election_timeout_max_ms: 1000,
+            snapshot_logs_since_last: 100_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MemberConfig {
+    pub dir: PathBuf,
+    pub member_id: u64,
+    pub store: StoreKind,
+    pub timings: RaftTimings,
+    /// Refuse to start unless VERSION names this cluster.
+    pub expect_cluster_id: Option<String>,
+}
+
+/// How long a write waits for the namespace to be formatted after a leader is elected.
+const FORMAT_WAIT_MS: u64 = 10_000;
+
+pub struct Member {
+    pub raft: Raft,
+    pub version: VersionFile,
+    shared: Arc<SmShared>,
+    addrs: BTreeMap<u64, String>,
+}
+
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn hint(f: &ForwardToLeader<TypeConfig>) -> FsError {
+    FsError::NotLeader {
+        leader: match (f.leader_id, &f.leader_node) {
+            (Some(id), Some(n)) => Some(LeaderHint {
+                member_id: id,
+                addr: n.addr.clone(),
+            }),
+            _ => None,
+        },
+    }
+}
+
+fn write_error(e: RaftError<TypeConfig, ClientWriteError<TypeConfig>>) -> FsError {
+    match e {
+        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => hint(&f),
+        RaftError::APIError(ClientWriteError::LogEntryDiscarded(f)) => {
+            tracing::debug!(?f, "proposal discarded by a leader change");
+            FsError::Unavailable("leadership changed before the call was committed; retry".into())
+        }
+        RaftError::APIError(e) => FsError::Internal(e.to_string()),
+        RaftError::Fatal(f) => FsError::Unavailable(format!("member stopped: {f}")),
+    }
+}
+
+fn read_error(e: RaftError<TypeConfig, LinearizableReadError<TypeConfig>>) -> FsError {
+    match e {
+        RaftError::APIError(LinearizableReadError::ForwardToLeader(f)) => hint(&f),
+        RaftError::APIError(LinearizableReadError::QuorumNotEnough(q)) => FsError::Unavailable(q.to_string()),
+        RaftError::Fatal(f) => FsError::Unavailable(format!("member stopped: {f}")),
+    }
+}
+
+impl Member {
+    /// Open the member's storage and start its Raft node (no RPC server).
+    pub async fn open(cfg: &MemberConfig) -> Result<Member, FsError> {
+        let version = layout::check(&cfg.dir, cfg.member_id, cfg.expect_cluster_id.as_deref())
+            .map_err(|e| FsError::InvalidArgument(e.to_string()))?;
+        let store: Arc<dyn Store> = match cfg.store {
+            StoreKind::Memory => Arc::new(MemStore::new()),
+            StoreKind::Rocksdb => Arc::new(RocksStore::open(
+                &layout::namespace_dir(&cfg.dir),
+                &RocksStoreOptions::default(),
+            )?),
+        };
+        let log = LogStore::open(&layout::raft_log_dir(&cfg.dir))
+            .map_err(|e| FsError::Storage(format!("open raft log: {e}")))?;
+        let sm =
+            NsStateMachine::open(store, &cfg.dir).map_err(|e| FsError::Storage(format!("open state machine: {e}")))?;
+        let shared = sm.shared();
+        let t = &cfg.timings;
+        let config = openraft::Config {
+            cluster_name: version.nameservice.clone(),
+            heartbeat_interval: t.heartbeat_interval_ms,
+            election_timeout_min: t.election_timeout_min_ms,
+            election_timeout_max: t.election_timeout_max_ms,
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(t.snapshot_logs_since_last),
+            max_in_snapshot_log_to_keep: 1000,
+            install_snapshot_timeout: 60_000,
+            api_batch_capacity: 4096,
+            max_payload_entries: 1000,
+            ..Default::default()
+        }
+        .validate()
+        .map_err(|e| FsError::InvalidArgument(format!("raft config: {e}")))?;
+        let raft = Raft::new(cfg.member_id, Arc::new(config), NetworkFactory::default(), log, sm)
+            .await
+            .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
+        let member = Member {
+            raft,
+            shared,
+            addrs: version.members.clone(),
+            version,
+        };
+        member.bootstrap().await?;
+        Ok(member)
+    }
+
+    /// First start of the lowest-id member: initialize the group.
+    async fn bootstrap(&self) -> Result<(), FsError> {
+        let initialized = self
+            .raft
+            .is_initialized()
+            .await
+            .map_err(|e| FsError::Internal(e.to_string()))?;
+        let lowest = self.addrs.keys().next().copied();
+        if !initialized && lowest == Some(self.version.member_id) {
+            let nodes: BTreeMap<u64, BasicNode> = self
+                .addrs
+                .iter()
+                .map(|(id, a)| (*id, BasicNode { addr: a.clone() }))
+                .collect();
+            match self.raft.initialize(nodes).await {
+                Ok(()) => {
+                    tracing::info!(members = ?self.addrs.keys().collect::<BTreeSet<_>>(), "initialized the Raft group")
+                }
+                Err(e) => tracing::warn!(error = %e, "initialize the Raft group"),
+            }
+        }
+        // Whoever leads first formats the namespace (a no-op once formatted).
+        let raft = self.raft.clone();
+        let shared = self.shared.clone();
+        let info = FormatInfo {
+            cluster_id: self.version.cluster_id.clone(),
+            namespace_id: self.version.namespace_id,
+            block_pool_id: self.version.block_pool_id.clone(),
+            nameservice: self.version.nameservice.clone(),
+            superuser: self.version.superuser.clone(),
+            supergroup: DEFAULT_SUPERGROUP.to_string(),
+            time_ms: 0,
+        };
+        tokio::spawn(async move {
+            let mut metrics = raft.metrics();
+            loop {
+                if shared.format_info().is_some() {
+                    return;
+                }
+                let is_leader = metrics.borrow_watched().state == ServerState::Leader;
+                if is_leader {
+                    let mut info = info.clone();
+                    info.time_ms = now_ms();
+                    match raft.client_write(Command::Format(info)).await {
+                        Ok(_) => return,
+                        Err(e) => tracing::debug!(error = %e, "propose format"),
+                    }
+                }
+                if metrics.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    pub fn shared(&self) -> &Arc<SmShared> {
+        &self.shared
+    }
+
+    pub fn addr_of(&self, id: u64) -> Option<&str> {
+        self.addrs.get(&id).map(String::as_str)
+    }
+
+    /// Execute one client call: writes through the log, reads after a lease check.
+    pub async fn call(&self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
+        check_ctx(&ctx)?;
+        if self.shared.config().is_none() {
+            self.wait_formatted().await?;
+        }
+        if op.is_write() {
+            let cmd = Command::Ops {
+                time_ms: now_ms(),
+                ops: vec![(ctx, op)],
+            };
+            let resp = self.raft.client_write(cmd).await.map_err(write_error)?;
+            let mut results = resp.data.results;
+            assert_eq!(results.len(), 1, "one result per proposed op");
+            results.pop().expect("one result")
+        } else {
+            self.raft
+                .ensure_linearizable(ReadPolicy::LeaseRead)
+                .await
+                .map_err(read_error)?;
+            let cfg = self
+                .shared
+                .config()
+                .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
+            namespace::read(&cfg, &*self.shared.store, &ctx, &op)
+        }
+    }
+
+    async fn wait_formatted(&self) -> Result<(), FsError> {
+        let mut applied = self.shared.applied_index();
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(FORMAT_WAIT_MS);
+        while self.shared.config().is_none() {
+            // Only a leader can get the format committed; elsewhere say where to go.
+            if let Some(leader) = self.raft.current_leader().await {
+                if leader != self.version.member_id {
+                    let addr = self.addr_of(leader).unwrap_or_default().to_string();
+                    return Err(FsError::NotLeader {
+                        leader: Some(LeaderHint {
+                            member_id: leader,
+                            addr,
+                        }),
+                    });
+                }
+            }
+            if tokio::time::timeout_at(deadline, applied.changed()).await.is_err() {
+                return Err(FsError::Unavailable(
+                    "the namespace is not formatted yet (no leader elected?)".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn shutdown(&self) {
+        if let Err(e) = self.raft.shutdown().await {
+            tracing::warn!(error = %e, "shut down raft");
+        }
+    }
+}
+
+/// Write VERSION for one member of a new nameservice.
+pub fn format_member(dir: &Path, v: &VersionFile) -> Result<(), FsError> {
+    layout::format(dir, v).map_err(|e| FsError::InvalidArgument(e.to_string()))
+}

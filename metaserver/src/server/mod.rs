@@ -1,0 +1,49 @@
+//! The member process: [`Member`] (storage + Raft) and the gRPC server that
+//! exposes it ([`serve`]): the `Namespace` service for clients and the
+//! `Raft` service for peers, on one port.
+
+pub mod layout;
+pub mod member;
+pub mod service;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub use member::{format_member, Member, MemberConfig, RaftTimings, StoreKind};
+
+use raftfs_proto::limits::MAX_RPC_BYTES;
+use raftfs_proto::pb;
+
+use crate::raft::network::{RaftService, MAX_RAFT_MESSAGE_BYTES};
+
+/// Most concurrent streams one client connection may open.
+pub const MAX_CONCURRENT_STREAMS_PER_CONNECTION: u32 = 1024;
+
+/// Serve `member` on `listener` until `shutdown` resolves.
+pub async fn serve(
+    member: Arc<Member>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), tonic::transport::Error> {
+    let ns = pb::namespace_server::NamespaceServer::new(service::NamespaceService { member: member.clone() })
+        .max_decoding_message_size(MAX_RPC_BYTES)
+        .max_encoding_message_size(MAX_RPC_BYTES);
+    let raft = pb::raft_server::RaftServer::new(RaftService {
+        raft: member.raft.clone(),
+    })
+    .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
+    .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES);
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .max_concurrent_streams(MAX_CONCURRENT_STREAMS_PER_CONNECTION)
+        .add_service(ns)
+        .add_service(raft)
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await
+}
+
+/// Bind `addr` (for callers that want the error before spawning).
+pub async fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr).await
+}

@@ -1,0 +1,70 @@
+//! The client-facing `Namespace` gRPC service of a member.
+//!
+//! Every failure — a malformed payload, an invalid path, a follower asked
+//! to write — is answered as a typed [`FsError`] inside the reply (never a
+//! panic, never a bare transport error), so the SDK can decide to retry,
+//! follow a leader hint, or report it.
+
+use std::sync::Arc;
+
+use openraft::async_runtime::WatchReceiver;
+use openraft::ServerState;
+use tonic::{Request, Response, Status};
+
+use raftfs_proto::{codec, pb, CallCtx, FsError, Op, OpResult};
+
+use super::member::Member;
+
+pub struct NamespaceService {
+    pub member: Arc<Member>,
+}
+
+fn ctx_from(pb: Option<pb::CallContext>) -> Result<CallCtx, FsError> {
+    let c = pb.ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
+    Ok(CallCtx {
+        client_id: c.client_id,
+        call_id: c.call_id,
+        user: c.user,
+        groups: c.groups,
+    })
+}
+
+#[tonic::async_trait]
+impl pb::namespace_server::Namespace for NamespaceService {
+    async fn call(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
+        let req = req.into_inner();
+        let result: Result<OpResult, FsError> = async {
+            let ctx = ctx_from(req.ctx)?;
+            let op: Op = codec::decode(&req.op_bin, "op")?;
+            self.member.call(ctx, op).await
+        }
+        .await;
+        let result_bin = codec::encode(&result)
+            .or_else(|e| codec::encode(&Err::<OpResult, FsError>(e)))
+            .map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(pb::CallReply { result_bin }))
+    }
+
+    async fn member_info(&self, _req: Request<pb::MemberInfoRequest>) -> Result<Response<pb::MemberInfoReply>, Status> {
+        let m = self.member.raft.metrics().borrow_watched().clone();
+        let leader_id = m.current_leader.unwrap_or(0);
+        let role = match m.state {
+            ServerState::Leader => "LEADER",
+            ServerState::Follower => "FOLLOWER",
+            ServerState::Learner => "LEARNER",
+            ServerState::Candidate => "CANDIDATE",
+            ServerState::Shutdown => "SHUTDOWN",
+        };
+        Ok(Response::new(pb::MemberInfoReply {
+            member_id: self.member.version.member_id,
+            nameservice: self.member.version.nameservice.clone(),
+            cluster_id: self.member.version.cluster_id.clone(),
+            leader_id,
+            leader_addr: self.member.addr_of(leader_id).unwrap_or_default().to_string(),
+            term: m.current_term,
+            role: role.to_string(),
+            last_log_index: m.last_log_index.unwrap_or(0),
+            applied_index: m.last_applied.as_ref().map_or(0, |l| l.index),
+        }))
+    }
+}

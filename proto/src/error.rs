@@ -1,0 +1,164 @@
+//! The typed error every raftfs call can return.
+//!
+//! Variants carry the names an HDFS user would search for
+//! (`FileNotFoundException`, `NSQuotaExceededException`, …, see
+//! [`FsError::exception_name`]); the message is the HDFS-style text. Errors are
+//! serializable so that they cross gRPC intact, and [`FsError::is_retryable`]
+//! is an exhaustive match: adding a variant forces a decision.
+
+use serde::{Deserialize, Serialize};
+
+/// Where the leader is, when a member knows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaderHint {
+    pub member_id: u64,
+    pub addr: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum FsError {
+    #[error("{0}")]
+    FileNotFound(String),
+    #[error("{0}")]
+    FileAlreadyExists(String),
+    #[error("{0}")]
+    ParentNotDirectory(String),
+    #[error("{0}")]
+    PathIsNotEmptyDirectory(String),
+    #[error("{0}")]
+    AccessControl(String),
+    #[error("{0}")]
+    NSQuotaExceeded(String),
+    #[error("{0}")]
+    DSQuotaExceeded(String),
+    #[error("{0}")]
+    InvalidPath(String),
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The file is under construction by another client (HDFS `AlreadyBeingCreatedException`).
+    #[error("{0}")]
+    AlreadyBeingCreated(String),
+    /// The caller does not hold the lease on the file (HDFS `LeaseExpiredException`).
+    #[error("{0}")]
+    LeaseExpired(String),
+    /// A rename2 refused for a reason HDFS reports as a plain `IOException`
+    /// (root source, destination under the source, file/directory mismatch,
+    /// non-empty destination directory).
+    #[error("{0}")]
+    InvalidRename(String),
+    /// The member is not the leader; `leader` says who is, when known.
+    #[error("not the leader{}", .leader.as_ref().map(|l| format!("; leader is member {} at {}", l.member_id, l.addr)).unwrap_or_default())]
+    NotLeader { leader: Option<LeaderHint> },
+    #[error("{0}")]
+    SafeMode(String),
+    /// The service cannot answer now (no quorum, shutting down, connection refused).
+    #[error("service unavailable: {0}")]
+    Unavailable(String),
+    /// The call did not complete in time; it may or may not have been applied.
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// The member's storage failed (disk full, I/O error).
+    #[error("storage error: {0}")]
+    Storage(String),
+    /// The operation is not supported (yet) by this server.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A bug or an invariant broken on the server.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl FsError {
+    /// True when the same call may succeed if sent again (to another member,
+    /// or later). Non-idempotent calls stay safe to retry because every call
+    /// carries (client id, call id) and the server answers a retry from its
+    /// replicated retry table.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            FsError::NotLeader { .. } | FsError::Unavailable(_) | FsError::Timeout(_) | FsError::SafeMode(_) => true,
+            FsError::FileNotFound(_)
+            | FsError::FileAlreadyExists(_)
+            | FsError::ParentNotDirectory(_)
+            | FsError::PathIsNotEmptyDirectory(_)
+            | FsError::AccessControl(_)
+            | FsError::NSQuotaExceeded(_)
+            | FsError::DSQuotaExceeded(_)
+            | FsError::InvalidPath(_)
+            | FsError::InvalidArgument(_)
+            | FsError::AlreadyBeingCreated(_)
+            | FsError::LeaseExpired(_)
+            | FsError::InvalidRename(_)
+            | FsError::Storage(_)
+            | FsError::Unsupported(_)
+            | FsError::Internal(_) => false,
+        }
+    }
+
+    /// The HDFS exception class a Hadoop user knows this error by.
+    pub fn exception_name(&self) -> &'static str {
+        match self {
+            FsError::FileNotFound(_) => "FileNotFoundException",
+            FsError::FileAlreadyExists(_) => "FileAlreadyExistsException",
+            FsError::ParentNotDirectory(_) => "ParentNotDirectoryException",
+            FsError::PathIsNotEmptyDirectory(_) => "PathIsNotEmptyDirectoryException",
+            FsError::AccessControl(_) => "AccessControlException",
+            FsError::NSQuotaExceeded(_) => "NSQuotaExceededException",
+            FsError::DSQuotaExceeded(_) => "DSQuotaExceededException",
+            FsError::InvalidPath(_) => "InvalidPathException",
+            FsError::InvalidArgument(_) => "IllegalArgumentException",
+            FsError::AlreadyBeingCreated(_) => "AlreadyBeingCreatedException",
+            FsError::LeaseExpired(_) => "LeaseExpiredException",
+            FsError::InvalidRename(_) => "IOException",
+            FsError::NotLeader { .. } => "StandbyException",
+            FsError::SafeMode(_) => "SafeModeException",
+            FsError::Unavailable(_) => "RetriableException",
+            FsError::Timeout(_) => "SocketTimeoutException",
+            FsError::Storage(_) => "IOException",
+            FsError::Unsupported(_) => "UnsupportedOperationException",
+            FsError::Internal(_) => "IOException",
+        }
+    }
+
+    /// The HTTP status WebHDFS answers this error with.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            FsError::FileNotFound(_) => 404,
+            FsError::AccessControl(_) => 403,
+            FsError::FileAlreadyExists(_) | FsError::AlreadyBeingCreated(_) => 403,
+            FsError::InvalidPath(_) | FsError::InvalidArgument(_) => 400,
+            FsError::ParentNotDirectory(_) | FsError::PathIsNotEmptyDirectory(_) => 403,
+            FsError::NSQuotaExceeded(_) | FsError::DSQuotaExceeded(_) => 403,
+            FsError::NotLeader { .. } | FsError::SafeMode(_) | FsError::Unavailable(_) => 503,
+            FsError::Timeout(_) => 504,
+            FsError::Unsupported(_) => 400,
+            FsError::LeaseExpired(_) => 403,
+            FsError::InvalidRename(_) => 403,
+            FsError::Storage(_) | FsError::Internal(_) => 500,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retryable_split() {
+        assert!(FsError::NotLeader { leader: None }.is_retryable());
+        assert!(FsError::Unavailable("x".into()).is_retryable());
+        assert!(!FsError::FileNotFound("x".into()).is_retryable());
+        assert!(!FsError::AccessControl("x".into()).is_retryable());
+    }
+
+    #[test]
+    fn not_leader_message_names_the_leader() {
+        let e = FsError::NotLeader {
+            leader: Some(LeaderHint {
+                member_id: 2,
+                addr: "127.0.0.1:9".into(),
+            }),
+        };
+        assert_eq!(e.to_string(), "not the leader; leader is member 2 at 127.0.0.1:9");
+        assert_eq!(e.exception_name(), "StandbyException");
+    }
+}

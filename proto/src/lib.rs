@@ -1,0 +1,27 @@
+//! Wire-level types of raftfs.
+//!
+//! * [`pb`]: the tonic/prost code generated from `proto/raftfs.proto`.
+//! * [`Op`], [`OpResult`], [`FsError`] and the status types: the serde types
+//!   that travel inside the protobuf envelopes (bincode-encoded, see [`codec`]).
+//!   The same `Op` values are what the Raft log carries, so they are part of
+//!   the on-disk format too: change them only by adding variants at the end.
+//!
+//! Nothing here does I/O; the crate is shared by the metaserver, the SDK and
+//! the router so that a typed error raised on a server arrives as the same
+//! typed error in the client.
+
+pub mod codec;
+pub mod error;
+pub mod limits;
+pub mod ops;
+pub mod types;
+
+pub use error::{FsError, LeaderHint};
+pub use ops::{CallCtx, Op, OpResult, QuotaSetting};
+pub use types::{ContentSummary, DirectoryListing, FileStatus, FileType, Permission};
+
+/// Generated gRPC code.
+#[allow(clippy::all, missing_docs)]
+pub mod pb {
+    tonic::include_proto!("raftfs.v1");
+}
