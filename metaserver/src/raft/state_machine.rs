@@ -86,7 +86,7 @@ impl NsStateMachine {
                 store.import(image).map_err(io_err)?;
             }
         }
-        let applied: Option<LogId> = read_bincode(&*store, META_APPLIED)?;
+        let applied = read_bincode::<LogId>(&*store, META_APPLIED)?;
         let (applied_tx, _) = watch::channel(applied.map_or(0, |l| l.index));
         let shared = Arc::new(SmShared {
             store,
@@ -151,8 +151,8 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
 
     async fn applied_state(&mut self) -> io::Result<(Option<LogId>, StoredMembership)> {
         let store = &*self.shared.store;
-        let applied = read_bincode(store, META_APPLIED)?;
-        let membership = read_bincode(store, META_MEMBERSHIP)?.unwrap_or_default();
+        let applied = read_bincode::<LogId>(store, META_APPLIED)?;
+        let membership = read_bincode::<StoredMembership>(store, META_MEMBERSHIP)?.unwrap_or_default();
         Ok((applied, membership))
     }
 
@@ -192,10 +192,7 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
             answers.push((responder, response));
         }
         let Some(applied) = last_applied else { return Ok(()) };
-        overlay.put_meta(
-            META_APPLIED,
-            bincode::serialize(&Some(applied.clone())).expect("serialize log id"),
-        );
+        overlay.put_meta(META_APPLIED, bincode::serialize(&applied).expect("serialize log id"));
         if let Some(m) = &membership {
             overlay.put_meta(META_MEMBERSHIP, bincode::serialize(m).expect("serialize membership"));
         }
@@ -259,9 +256,10 @@ impl RaftSnapshotBuilder<TypeConfig> for NsSnapshotBuilder {
         let image = self.store.export().map_err(io_err)?;
         let find = |key: &str| image.meta.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
         let last_log_id: Option<LogId> = match find(META_APPLIED) {
-            Some(raw) => {
-                bincode::deserialize(&raw).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
-            }
+            Some(raw) => Some(
+                bincode::deserialize::<LogId>(&raw)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?,
+            ),
             None => None,
         };
         let last_membership: StoredMembership = match find(META_MEMBERSHIP) {
