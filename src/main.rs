@@ -1,1 +1,150 @@
-fn main() {}
+//! `raftfs`: one binary with subcommands, as `hdfs` has.
+
+mod cli_dev;
+mod cli_format;
+mod cli_haadmin;
+mod cli_metaserver;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "raftfs",
+    version,
+    about = "An HDFS-style distributed file system whose metadata service is a Raft group"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Create the identity of a new nameservice member (ClusterID, NamespaceID, BlockPoolID).
+    Format(cli_format::FormatArgs),
+    /// Run one member of a nameservice.
+    Metaserver(cli_metaserver::MetaserverArgs),
+    /// Start a local nameservice of several members as separate processes.
+    Dev(cli_dev::DevArgs),
+    /// File system shell commands, as `hdfs dfs` (run `raftfs dfs -help`).
+    #[command(disable_help_flag = true)]
+    Dfs {
+        /// Any member of the nameservice, raftfs://host:port[,host:port...]
+        #[arg(long, env = "RAFTFS_FS")]
+        fs: Option<String>,
+        /// The user to act as (default: env RAFTFS_USER, else the OS user)
+        #[arg(long)]
+        user: Option<String>,
+        /// The command and its arguments, e.g. -ls -R /
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// High-availability administration, as `hdfs haadmin`.
+    #[command(disable_help_flag = true)]
+    Haadmin {
+        #[arg(long, env = "RAFTFS_FS")]
+        fs: Option<String>,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Benchmarks (NNThroughputBenchmark-style), see `raftfs bench nnthroughput --help`.
+    Bench(raftfs_bench::BenchCli),
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=warn,h2=warn,tower=warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// NNThroughputBenchmark spells its flags with one dash (`-op create
+/// -threads 8`); accept them after `bench` by doubling the dash.
+fn normalize_args(args: Vec<String>) -> Vec<String> {
+    const SINGLE_DASH: [&str; 8] = [
+        "-op",
+        "-threads",
+        "-files",
+        "-dirs",
+        "-filesPerDir",
+        "-dirsPerDir",
+        "-keepResults",
+        "-runs",
+    ];
+    let in_bench = args.get(1).is_some_and(|a| a == "bench");
+    args.into_iter()
+        .map(|a| {
+            if in_bench && SINGLE_DASH.contains(&a.as_str()) {
+                format!("-{a}")
+            } else {
+                a
+            }
+        })
+        .collect()
+}
+
+fn main() {
+    let cli = Cli::parse_from(normalize_args(std::env::args().collect()));
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("raftfs: start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = rt.block_on(async move {
+        match cli.cmd {
+            Cmd::Format(a) => report(cli_format::run(a)),
+            Cmd::Metaserver(a) => {
+                init_tracing();
+                report(cli_metaserver::run(a).await)
+            }
+            Cmd::Dev(a) => report(cli_dev::run(a).await),
+            Cmd::Dfs { fs, user, args } => dfs(fs, user, args).await,
+            Cmd::Haadmin { fs, args } => cli_haadmin::run(fs, args).await,
+            Cmd::Bench(b) => report(raftfs_bench::run(b).await),
+        }
+    });
+    std::process::exit(code);
+}
+
+fn report(r: anyhow::Result<()>) -> i32 {
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("raftfs: {e:#}");
+            1
+        }
+    }
+}
+
+async fn dfs(fs: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
+    if args.first().is_some_and(|a| a == "-help" || a == "--help" || a == "-h") || args.is_empty() {
+        println!("{}", raftfs_client::dfs::USAGE);
+        return if args.is_empty() {
+            raftfs_client::dfs::EXIT_USAGE
+        } else {
+            0
+        };
+    }
+    let Some(fs) = fs else {
+        eprintln!(
+            "dfs: no file system given: pass --fs raftfs://host:port,... or set RAFTFS_FS (raftfs dev prints it)"
+        );
+        return raftfs_client::dfs::EXIT_USAGE;
+    };
+    let identity = raftfs_client::Identity::resolve(user.as_deref());
+    let client = match raftfs_client::FileSystem::connect(&fs, identity, raftfs_client::ClientOptions::default()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("dfs: {e}");
+            return raftfs_client::dfs::EXIT_USAGE;
+        }
+    };
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let (mut out, mut err) = (stdout.lock(), stderr.lock());
+    raftfs_client::dfs::run(&client, &args, &mut out, &mut err).await
+}

@@ -1,1 +1,45 @@
-//! placeholder
+//! `raftfs bench`: NNThroughputBenchmark for raftfs (REFERENCE.md).
+//!
+//! `nnthroughput` runs the benchmark's ops (create, mkdirs, open,
+//! fileStatus, rename, delete, clean) at one of three levels:
+//! * `--level engine`: the namespace engine alone (plan + stage + commit
+//!   under its single writer), on threads;
+//! * `--level raft`: a single-member nameservice in-process (engine + Raft
+//!   log with fsync, no RPC), with `-threads` concurrent callers;
+//! * `--fs ADDR`: a running nameservice over gRPC, `-threads` concurrent callers.
+//!
+//! Inputs are pre-generated names in a balanced tree
+//! (`<base>/<op>/ThroughputBenchDir<i>/…/ThroughputBench<n>`), split evenly
+//! over the callers; ops that need files (open, fileStatus, rename, delete)
+//! create them first, untimed. Each run prints NNThroughputBenchmark's
+//! block; `--runs N` repeats it and prints the median.
+//!
+//! `nnmemory` reports resident memory per file of the memory store.
+
+mod names;
+mod nnmemory;
+mod nnthroughput;
+mod target;
+
+use clap::{Args, Subcommand};
+
+#[derive(Args, Debug)]
+pub struct BenchCli {
+    #[command(subcommand)]
+    pub cmd: BenchCmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCmd {
+    /// Namespace throughput, as Hadoop's NNThroughputBenchmark.
+    Nnthroughput(nnthroughput::NnArgs),
+    /// Resident memory per file of `--store memory`.
+    Nnmemory(nnmemory::MemArgs),
+}
+
+pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
+    match cli.cmd {
+        BenchCmd::Nnthroughput(a) => nnthroughput::run(a).await,
+        BenchCmd::Nnmemory(a) => nnmemory::run(a),
+    }
+}

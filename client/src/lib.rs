@@ -1,1 +1,19 @@
-//! placeholder
+//! The raftfs SDK: an async, Hadoop-style `FileSystem` API over a
+//! nameservice, and the `dfs` shell commands built on it.
+//!
+//! * [`FileSystem::connect`] takes any member addresses
+//!   (`raftfs://h:p,h:p,h:p`); it finds the leader, follows `NotLeader`
+//!   hints, and retries retryable errors with bounded, jittered backoff
+//!   until a deadline ([`ClientOptions::call_deadline_ms`]).
+//! * Every call carries (client id, call id); a retry reuses the call id, so
+//!   the server's replicated retry table answers a retried non-idempotent
+//!   call (create, rename, delete, …) with its first result.
+
+pub mod dfs;
+mod fs;
+mod identity;
+pub mod uri;
+
+pub use fs::{ClientOptions, FileSystem};
+pub use identity::Identity;
+pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};

@@ -14,3 +14,4 @@ pub mod path;
 pub mod raft;
 pub mod server;
 pub mod store;
+pub mod testkit;

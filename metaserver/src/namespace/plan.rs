@@ -301,10 +301,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
                 }
             }
             if !overwrite {
-                return Err(FsError::FileAlreadyExists(format!(
-                    "{} for client {} already exists",
-                    r.path.text, self.ctx.client_id
-                )));
+                return Err(FsError::FileAlreadyExists(format!("{} already exists", r.path.text)));
             }
             replaced = Some(t.clone());
         }

@@ -121,3 +121,18 @@ impl<T: ReadView + ?Sized> ReadView for std::sync::Arc<T> {
         (**self).retry(key)
     }
 }
+
+impl<T: Store + ?Sized> Store for std::sync::Arc<T> {
+    fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
+        (**self).commit(batch)
+    }
+    fn export(&self) -> Result<Image, StoreError> {
+        (**self).export()
+    }
+    fn import(&self, image: Image) -> Result<(), StoreError> {
+        (**self).import(image)
+    }
+    fn kind(&self) -> &'static str {
+        (**self).kind()
+    }
+}

@@ -1,0 +1,199 @@
+//! `raftfs bench nnthroughput`: NNThroughputBenchmark's ops and output.
+
+use std::sync::Arc;
+
+use anyhow::bail;
+use clap::Args;
+
+use raftfs_metaserver::server::StoreKind;
+use raftfs_proto::{Op, Permission};
+
+use crate::names::Names;
+use crate::target::{run_parallel, Bench, Work};
+
+#[derive(Args, Debug, Clone)]
+pub struct NnArgs {
+    /// create | mkdirs | open | fileStatus | rename | delete | clean | all
+    #[arg(long, default_value = "all")]
+    pub op: String,
+    /// Concurrent callers (threads at engine level, tasks otherwise).
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Files per op (creates, stats, renames, deletes, opens).
+    #[arg(long, default_value_t = 10_000)]
+    pub files: u64,
+    /// Directories for mkdirs (default: --files).
+    #[arg(long)]
+    pub dirs: Option<u64>,
+    #[arg(long = "filesPerDir", alias = "files-per-dir", default_value_t = 4)]
+    pub files_per_dir: u64,
+    #[arg(long = "dirsPerDir", alias = "dirs-per-dir", default_value_t = 2)]
+    pub dirs_per_dir: u64,
+    /// Leave the benchmark's files behind.
+    #[arg(long = "keepResults", alias = "keep-results")]
+    pub keep_results: bool,
+    /// engine (namespace alone) or raft (single member in-process, log fsynced).
+    #[arg(long, default_value = "engine")]
+    pub level: String,
+    /// memory or rocksdb, for --level engine|raft.
+    #[arg(long, default_value = "rocksdb")]
+    pub store: String,
+    /// Benchmark a running nameservice over gRPC instead (raftfs://host:port,...).
+    #[arg(long)]
+    pub fs: Option<String>,
+    /// User for --fs (default: the OS user; must be allowed to write --base).
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Repeat each op this many times and report the median.
+    #[arg(long, default_value_t = 1)]
+    pub runs: usize,
+    #[arg(long, default_value = "/nnThroughputBenchmark")]
+    pub base: String,
+}
+
+const OPS: [&str; 6] = ["create", "mkdirs", "open", "fileStatus", "rename", "delete"];
+
+fn create_work(path: String) -> Work {
+    vec![
+        Op::Create {
+            path: path.clone(),
+            permission: Permission(0o644),
+            overwrite: true,
+            create_parent: true,
+            replication: 3,
+            block_size: 128 * 1024 * 1024,
+        },
+        Op::Complete { path },
+    ]
+}
+
+pub async fn run(a: NnArgs) -> anyhow::Result<()> {
+    let store: StoreKind = a.store.parse().map_err(anyhow::Error::msg)?;
+    let bench = Arc::new(match (&a.fs, a.level.as_str()) {
+        (Some(fs), _) => Bench::remote(fs, a.user.as_deref())?,
+        (None, "engine") => Bench::engine(store).await?,
+        (None, "raft") => Bench::raft(store).await?,
+        (None, other) => bail!("--level must be engine or raft, not {other:?}"),
+    });
+    let ops: Vec<&str> = if a.op == "all" {
+        OPS.to_vec()
+    } else {
+        vec![a.op.as_str()]
+    };
+    for op in &ops {
+        if !OPS.contains(op) && *op != "clean" {
+            bail!("unknown op {op:?}: expected one of {OPS:?}, clean or all");
+        }
+    }
+    let where_ = match &a.fs {
+        Some(fs) => format!("remote {fs}"),
+        None => format!("level={} store={}", a.level, a.store),
+    };
+    println!("# raftfs nnthroughput, {where_}");
+    for op in ops {
+        let mut rates = Vec::new();
+        for _ in 0..a.runs.max(1) {
+            rates.push(run_op(&bench, &a, op).await?);
+        }
+        if rates.len() > 1 {
+            let mut sorted = rates.clone();
+            sorted.sort_by(f64::total_cmp);
+            let median = sorted[sorted.len() / 2];
+            let all: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+            println!(
+                "--- {op} summary ---\nmedian Ops per sec: {median:.0} (runs: {})",
+                all.join(", ")
+            );
+        }
+    }
+    bench.shutdown().await;
+    Ok(())
+}
+
+async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64> {
+    let dir = format!("{}/{op}", a.base.trim_end_matches('/'));
+    let files = if op == "mkdirs" {
+        a.dirs.unwrap_or(a.files)
+    } else {
+        a.files
+    };
+    let per_dir = if op == "mkdirs" {
+        a.dirs_per_dir
+    } else {
+        a.files_per_dir
+    };
+    let names = Names::new(&dir, files, per_dir);
+    let paths: Vec<String> = (0..files).map(|n| names.file(n)).collect();
+    if matches!(op, "open" | "fileStatus" | "rename" | "delete") {
+        run_parallel(bench, a.threads, paths.iter().cloned().map(create_work).collect()).await?;
+    }
+    let inputs: Vec<Work> = match op {
+        "create" => paths.iter().cloned().map(create_work).collect(),
+        "mkdirs" => paths
+            .iter()
+            .map(|p| {
+                vec![Op::Mkdirs {
+                    path: p.clone(),
+                    permission: Permission(0o755),
+                    create_parent: true,
+                }]
+            })
+            .collect(),
+        // getBlockLocations arrives with the data path; until then open is the
+        // metadata lookup it starts with.
+        "open" | "fileStatus" => paths
+            .iter()
+            .map(|p| vec![Op::GetFileInfo { path: p.clone() }])
+            .collect(),
+        "rename" => paths
+            .iter()
+            .map(|p| {
+                vec![Op::Rename {
+                    src: p.clone(),
+                    dst: format!("{p}.r"),
+                }]
+            })
+            .collect(),
+        "delete" => paths
+            .iter()
+            .map(|p| {
+                vec![Op::Delete {
+                    path: p.clone(),
+                    recursive: false,
+                }]
+            })
+            .collect(),
+        "clean" => vec![vec![Op::Delete {
+            path: a.base.clone(),
+            recursive: true,
+        }]],
+        _ => unreachable!("ops are checked by run"),
+    };
+    let n = inputs.len() as u64;
+    let threads = if op == "clean" { 1 } else { a.threads };
+    let (elapsed_ms, latency_ms) = run_parallel(bench, threads, inputs).await?;
+    let rate = n as f64 / (elapsed_ms / 1000.0);
+    println!("--- {op} inputs ---");
+    if op == "mkdirs" {
+        println!("nrDirs = {n}\nnrThreads = {threads}\nnrDirsPerDir = {per_dir}");
+    } else {
+        println!("nrFiles = {n}\nnrThreads = {threads}\nnrFilesPerDir = {per_dir}");
+    }
+    println!("--- {op} stats  ---");
+    println!("# operations: {n}");
+    println!("Elapsed Time: {}", elapsed_ms.round() as u64);
+    println!(" Ops per sec: {rate}");
+    println!("Average Time: {}", (latency_ms / n.max(1) as f64).round() as u64);
+    if !a.keep_results && op != "clean" {
+        run_parallel(
+            bench,
+            1,
+            vec![vec![Op::Delete {
+                path: dir,
+                recursive: true,
+            }]],
+        )
+        .await?;
+    }
+    Ok(rate)
+}

@@ -1,0 +1,179 @@
+//! What a benchmark drives: the engine, an in-process single-member
+//! nameservice, or a remote nameservice over gRPC.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use raftfs_client::FileSystem;
+use raftfs_metaserver::namespace::{Engine, FormatInfo, DEFAULT_SUPERGROUP};
+use raftfs_metaserver::server::member::now_ms;
+use raftfs_metaserver::server::{Member, StoreKind};
+use raftfs_metaserver::store::{MemStore, RocksStore, RocksStoreOptions, Store};
+use raftfs_proto::{CallCtx, FsError, Op, OpResult};
+
+/// The user benchmarks run as (the superuser of the namespaces they create).
+pub const BENCH_USER: &str = "bench";
+
+pub enum Target {
+    Engine(Arc<Engine<Arc<dyn Store>>>),
+    Raft(Arc<Member>),
+    Remote(Arc<FileSystem>),
+}
+
+pub struct Bench {
+    pub target: Target,
+    call_ids: AtomicU64,
+    _dir: Option<tempfile::TempDir>,
+}
+
+pub fn bench_format_info() -> FormatInfo {
+    FormatInfo {
+        cluster_id: "CID-bench".into(),
+        namespace_id: 1,
+        block_pool_id: "BP-bench".into(),
+        nameservice: "bench".into(),
+        superuser: BENCH_USER.into(),
+        supergroup: DEFAULT_SUPERGROUP.into(),
+        time_ms: now_ms(),
+    }
+}
+
+pub fn open_store(kind: StoreKind, dir: &std::path::Path) -> anyhow::Result<Arc<dyn Store>> {
+    Ok(match kind {
+        StoreKind::Memory => Arc::new(MemStore::new()),
+        StoreKind::Rocksdb => {
+            Arc::new(RocksStore::open(dir, &RocksStoreOptions::default()).context("open RocksDB store")?)
+        }
+    })
+}
+
+impl Bench {
+    pub async fn engine(kind: StoreKind) -> anyhow::Result<Bench> {
+        let dir = tempfile::tempdir()?;
+        let store = open_store(kind, dir.path())?;
+        let engine = Engine::open(store, &bench_format_info()).map_err(|e| anyhow::anyhow!("open engine: {e}"))?;
+        Ok(Bench {
+            target: Target::Engine(Arc::new(engine)),
+            call_ids: AtomicU64::new(1),
+            _dir: Some(dir),
+        })
+    }
+
+    pub async fn raft(kind: StoreKind) -> anyhow::Result<Bench> {
+        let dir = tempfile::tempdir()?;
+        let member = raftfs_metaserver::testkit::single_member(dir.path(), kind, BENCH_USER)
+            .await
+            .map_err(|e| anyhow::anyhow!("start member: {e}"))?;
+        Ok(Bench {
+            target: Target::Raft(Arc::new(member)),
+            call_ids: AtomicU64::new(1),
+            _dir: Some(dir),
+        })
+    }
+
+    pub fn remote(fs: &str, user: Option<&str>) -> anyhow::Result<Bench> {
+        let identity = raftfs_client::Identity::resolve(user);
+        let fs = FileSystem::connect(fs, identity, raftfs_client::ClientOptions::default())?;
+        Ok(Bench {
+            target: Target::Remote(Arc::new(fs)),
+            call_ids: AtomicU64::new(1),
+            _dir: None,
+        })
+    }
+
+    pub fn is_engine(&self) -> bool {
+        matches!(self.target, Target::Engine(_))
+    }
+
+    fn ctx(&self, worker: usize) -> CallCtx {
+        CallCtx {
+            client_id: format!("bench-worker-{worker}"),
+            call_id: self.call_ids.fetch_add(1, Ordering::Relaxed),
+            user: BENCH_USER.into(),
+            groups: vec![BENCH_USER.into()],
+        }
+    }
+
+    /// Blocking call, for engine workers on their own threads.
+    pub fn call_sync(&self, worker: usize, op: Op) -> Result<OpResult, FsError> {
+        match &self.target {
+            Target::Engine(e) => e.execute(&self.ctx(worker), &op, now_ms()),
+            _ => Err(FsError::Internal("call_sync on an async target".into())),
+        }
+    }
+
+    pub async fn call(&self, worker: usize, op: Op) -> Result<OpResult, FsError> {
+        match &self.target {
+            Target::Engine(e) => e.execute(&self.ctx(worker), &op, now_ms()),
+            Target::Raft(m) => m.call(self.ctx(worker), op).await,
+            Target::Remote(fs) => fs.call(op).await,
+        }
+    }
+
+    pub async fn shutdown(&self) {
+        if let Target::Raft(m) = &self.target {
+            m.shutdown().await;
+        }
+    }
+}
+
+/// One timed operation's work: the ops making it up (create = create + complete).
+pub type Work = Vec<Op>;
+
+/// Run `inputs` split evenly over `threads` workers; return (elapsed ms,
+/// summed per-op latency ms).
+pub async fn run_parallel(bench: &Arc<Bench>, threads: usize, inputs: Vec<Work>) -> anyhow::Result<(f64, f64)> {
+    let threads = threads.max(1);
+    let mut shares: Vec<Vec<Work>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, w) in inputs.into_iter().enumerate() {
+        shares[i % threads].push(w);
+    }
+    let start = Instant::now();
+    let mut total_latency = 0.0;
+    if bench.is_engine() {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .enumerate()
+            .map(|(worker, share)| {
+                let b = bench.clone();
+                std::thread::spawn(move || -> Result<f64, FsError> {
+                    let mut lat = 0.0;
+                    for work in share {
+                        let t = Instant::now();
+                        for op in work {
+                            b.call_sync(worker, op)?;
+                        }
+                        lat += t.elapsed().as_secs_f64() * 1000.0;
+                    }
+                    Ok(lat)
+                })
+            })
+            .collect();
+        for h in handles {
+            total_latency += h.join().map_err(|_| anyhow::anyhow!("benchmark worker panicked"))??;
+        }
+    } else {
+        let mut set = tokio::task::JoinSet::new();
+        for (worker, share) in shares.into_iter().enumerate() {
+            let b = bench.clone();
+            set.spawn(async move {
+                let mut lat = 0.0;
+                for work in share {
+                    let t = Instant::now();
+                    for op in work {
+                        b.call(worker, op).await?;
+                    }
+                    lat += t.elapsed().as_secs_f64() * 1000.0;
+                }
+                Ok::<f64, FsError>(lat)
+            });
+        }
+        while let Some(r) = set.join_next().await {
+            total_latency += r.context("benchmark worker")??;
+        }
+    }
+    Ok((start.elapsed().as_secs_f64() * 1000.0, total_latency))
+}

@@ -1,0 +1,828 @@
+//! `raftfs dfs`: the `hdfs dfs` shell commands over the SDK.
+//!
+//! Output and error lines follow HDFS (`ls: `/nope': No such file or
+//! directory`); the exit status is 0 when every path succeeded and 1
+//! otherwise (-1 → 255 for usage errors, as `hdfs dfs` prints usage and
+//! returns -1).
+
+use std::io::Write;
+
+use chrono::{Local, TimeZone};
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+
+use raftfs_proto::{FileStatus, FsError, Permission, QuotaSetting};
+
+use crate::FileSystem;
+
+/// The usage text of `raftfs dfs`.
+pub const USAGE: &str = "Usage: raftfs dfs [generic options]
+\t[-chgrp [-R] GROUP PATH...]
+\t[-chmod [-R] <MODE[,MODE]... | OCTALMODE> PATH...]
+\t[-chown [-R] [OWNER][:[GROUP]] PATH...]
+\t[-count [-q] [-h] <path> ...]
+\t[-du [-s] [-h] <path> ...]
+\t[-ls [-d] [-h] [-R] [<path> ...]]
+\t[-mkdir [-p] <path> ...]
+\t[-mv <src> ... <dst>]
+\t[-rm [-f] [-r|-R] [-skipTrash] <src> ...]
+\t[-rmdir [--ignore-fail-on-non-empty] <dir> ...]
+\t[-setrep [-R] [-w] <rep> <path> ...]
+\t[-stat [format] <path> ...]
+\t[-test -[defsz] <path>]
+\t[-touchz <path> ...]
+
+Generic options: --fs raftfs://host:port[,host:port...] (or env RAFTFS_FS), --user NAME (or env RAFTFS_USER)";
+
+/// Exit status for a usage error (`hdfs dfs` returns -1).
+pub const EXIT_USAGE: i32 = 255;
+
+struct Shell<'a> {
+    fs: &'a FileSystem,
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+    cmd: String,
+    failed: bool,
+}
+
+/// Run one `dfs` command line (`args[0]` is the command, e.g. `-ls`).
+pub async fn run(fs: &FileSystem, args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let Some(first) = args.first() else {
+        let _ = writeln!(err, "{USAGE}");
+        return EXIT_USAGE;
+    };
+    let cmd = first.trim_start_matches('-').to_string();
+    let mut sh = Shell {
+        fs,
+        out,
+        err,
+        cmd,
+        failed: false,
+    };
+    let rest = &args[1..];
+    let usage = match sh.cmd.as_str() {
+        "ls" => sh.ls(rest).await,
+        "mkdir" => sh.mkdir(rest).await,
+        "touchz" => sh.touchz(rest).await,
+        "stat" => sh.stat(rest).await,
+        "mv" => sh.mv(rest).await,
+        "rm" => sh.rm(rest).await,
+        "rmdir" => sh.rmdir(rest).await,
+        "chmod" => sh.chmod(rest).await,
+        "chown" => sh.chown(rest, false).await,
+        "chgrp" => sh.chown(rest, true).await,
+        "setrep" => sh.setrep(rest).await,
+        "count" => sh.count(rest).await,
+        "du" => sh.du(rest).await,
+        "test" => return sh.test(rest).await,
+        "help" | "usage" => {
+            let _ = writeln!(sh.out, "{USAGE}");
+            return 0;
+        }
+        other => {
+            let _ = writeln!(
+                sh.err,
+                "{}: Unknown command",
+                if first.starts_with('-') { first.as_str() } else { other }
+            );
+            let _ = writeln!(sh.err, "{USAGE}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(msg) = usage {
+        let _ = writeln!(sh.err, "-{}: {msg}", sh.cmd);
+        let _ = writeln!(sh.err, "{USAGE}");
+        return EXIT_USAGE;
+    }
+    if sh.failed {
+        1
+    } else {
+        0
+    }
+}
+
+/// Split `-x` flags (stopping at the first non-flag) from operands.
+fn flags<'a>(args: &'a [String], allowed: &[&str]) -> Result<(Vec<&'a str>, Vec<&'a str>), String> {
+    let mut f = Vec::new();
+    let mut i = 0;
+    while i < args.len() && args[i].starts_with('-') && args[i].len() > 1 {
+        let a = args[i].as_str();
+        if !allowed.contains(&a) {
+            return Err(format!("Illegal option {a}"));
+        }
+        f.push(a);
+        i += 1;
+    }
+    Ok((f, args[i..].iter().map(String::as_str).collect()))
+}
+
+fn human(n: u64) -> String {
+    const UNITS: [&str; 6] = ["", "K", "M", "G", "T", "P"];
+    if n < 1024 {
+        return n.to_string();
+    }
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
+fn date(ms: i64, seconds: bool) -> String {
+    let fmt = if seconds { "%Y-%m-%d %H:%M:%S" } else { "%Y-%m-%d %H:%M" };
+    match Local.timestamp_millis_opt(ms) {
+        chrono::LocalResult::Single(t) => t.format(fmt).to_string(),
+        _ => "1970-01-01 00:00".to_string(),
+    }
+}
+
+fn child_path(parent: &str, name: &str) -> String {
+    if name.is_empty() {
+        parent.to_string()
+    } else if parent.ends_with('/') {
+        format!("{parent}{name}")
+    } else {
+        format!("{parent}/{name}")
+    }
+}
+
+fn type_char(s: &FileStatus) -> char {
+    if s.is_dir() {
+        'd'
+    } else {
+        '-'
+    }
+}
+
+impl Shell<'_> {
+    /// Print an error for `path` the way HDFS does and remember the failure.
+    fn fail(&mut self, path: &str, e: &FsError) {
+        self.failed = true;
+        let line = match e {
+            FsError::FileNotFound(_) => format!("{}: `{path}': No such file or directory", self.cmd),
+            FsError::AccessControl(m) => format!("{}: {m}", self.cmd),
+            FsError::FileAlreadyExists(_) => format!("{}: `{path}': File exists", self.cmd),
+            FsError::PathIsNotEmptyDirectory(_) => format!("{}: `{path}': Directory is not empty", self.cmd),
+            other => format!("{}: {other}", self.cmd),
+        };
+        let _ = writeln!(self.err, "{line}");
+    }
+
+    fn fail_msg(&mut self, msg: String) {
+        self.failed = true;
+        let _ = writeln!(self.err, "{}: {msg}", self.cmd);
+    }
+
+    async fn status(&mut self, path: &str) -> Option<FileStatus> {
+        match self.fs.get_file_status(path).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.fail(path, &e);
+                None
+            }
+        }
+    }
+
+    async fn ls(&mut self, args: &[String]) -> Result<(), String> {
+        let (f, mut paths) = flags(args, &["-R", "-d", "-h"])?;
+        let (recursive, dir_itself, hum) = (f.contains(&"-R"), f.contains(&"-d"), f.contains(&"-h"));
+        let home = format!("/user/{}", self.fs.identity().user);
+        if paths.is_empty() {
+            paths.push(home.as_str());
+        }
+        for p in paths {
+            let Some(st) = self.status(p).await else { continue };
+            if dir_itself || !st.is_dir() {
+                let rows = vec![(p.to_string(), st)];
+                self.print_ls(&rows, hum);
+                continue;
+            }
+            self.ls_dir(p, recursive, hum).await;
+        }
+        Ok(())
+    }
+
+    fn ls_dir<'s>(&'s mut self, dir: &'s str, recursive: bool, hum: bool) -> LocalBoxFuture<'s, ()> {
+        async move {
+            let entries = match self.fs.list_status(dir).await {
+                Ok(e) => e,
+                Err(e) => return self.fail(dir, &e),
+            };
+            let rows: Vec<(String, FileStatus)> = entries
+                .into_iter()
+                .map(|s| (child_path(dir, &s.path_suffix), s))
+                .collect();
+            if !recursive {
+                let _ = writeln!(self.out, "Found {} items", rows.len());
+            }
+            self.print_ls(&rows, hum);
+            if recursive {
+                for (path, st) in &rows {
+                    if st.is_dir() {
+                        self.ls_dir(path, true, hum).await;
+                    }
+                }
+            }
+        }
+        .boxed_local()
+    }
+
+    fn print_ls(&mut self, rows: &[(String, FileStatus)], hum: bool) {
+        let size = |s: &FileStatus| if hum { human(s.length) } else { s.length.to_string() };
+        let wr = rows
+            .iter()
+            .map(|(_, s)| if s.is_dir() { 1 } else { s.replication.to_string().len() })
+            .max()
+            .unwrap_or(1);
+        let wo = rows.iter().map(|(_, s)| s.owner.len()).max().unwrap_or(0);
+        let wg = rows.iter().map(|(_, s)| s.group.len()).max().unwrap_or(0);
+        let ws = rows.iter().map(|(_, s)| size(s).len()).max().unwrap_or(0);
+        for (path, s) in rows {
+            let rep = if s.is_dir() {
+                "-".to_string()
+            } else {
+                s.replication.to_string()
+            };
+            // HDFS: type, permission, ACL flag (' ' without ACLs), then the columns.
+            let _ = writeln!(
+                self.out,
+                "{}{}  {:>wr$} {:<wo$} {:<wg$} {:>ws$} {} {}",
+                type_char(s),
+                s.permission,
+                rep,
+                s.owner,
+                s.group,
+                size(s),
+                date(s.modification_time, false),
+                path,
+            );
+        }
+    }
+
+    async fn mkdir(&mut self, args: &[String]) -> Result<(), String> {
+        let (f, paths) = flags(args, &["-p"])?;
+        if paths.is_empty() {
+            return Err("Not enough arguments: expected 1 but got 0".into());
+        }
+        let parents = f.contains(&"-p");
+        for p in paths {
+            match self.fs.get_file_info(p).await {
+                Ok(Some(st)) => {
+                    if !st.is_dir() {
+                        self.fail_msg(format!("`{p}': Not a directory"));
+                    } else if !parents {
+                        self.fail_msg(format!("`{p}': File exists"));
+                    }
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.fail(p, &e);
+                    continue;
+                }
+            }
+            match self.fs.mkdirs_opt(p, None, parents).await {
+                Ok(_) => {}
+                Err(FsError::FileNotFound(_)) => {
+                    let parent = p
+                        .rsplit_once('/')
+                        .map(|(a, _)| if a.is_empty() { "/" } else { a })
+                        .unwrap_or("/")
+                        .to_string();
+                    self.fail_msg(format!("`{parent}': No such file or directory"));
+                }
+                Err(e) => self.fail(p, &e),
+            }
+        }
+        Ok(())
+    }
+
+    async fn touchz(&mut self, args: &[String]) -> Result<(), String> {
+        let (_, paths) = flags(args, &[])?;
+        if paths.is_empty() {
+            return Err("Not enough arguments: expected 1 but got 0".into());
+        }
+        for p in paths {
+            match self.fs.get_file_info(p).await {
+                Ok(Some(st)) if st.is_dir() => self.fail_msg(format!("`{p}': Is a directory")),
+                Ok(Some(st)) if st.length != 0 => self.fail_msg(format!("`{p}': Not a zero-length file")),
+                Ok(Some(_)) => {}
+                Ok(None) => match self.fs.create_opt(p, false, None, 3, 128 * 1024 * 1024, false).await {
+                    Ok(_) => {
+                        if let Err(e) = self.fs.complete(p).await {
+                            self.fail(p, &e);
+                        }
+                    }
+                    Err(FsError::FileNotFound(_)) => {
+                        let parent = p
+                            .rsplit_once('/')
+                            .map(|(a, _)| if a.is_empty() { "/" } else { a })
+                            .unwrap_or("/")
+                            .to_string();
+                        self.fail_msg(format!("`{p}': No such file or directory: `{parent}'"));
+                    }
+                    Err(e) => self.fail(p, &e),
+                },
+                Err(e) => self.fail(p, &e),
+            }
+        }
+        Ok(())
+    }
+
+    async fn stat(&mut self, args: &[String]) -> Result<(), String> {
+        let (_, ops) = flags(args, &[])?;
+        let (format, paths) = match ops.as_slice() {
+            [] => return Err("Not enough arguments: expected 1 but got 0".into()),
+            [p] => ("%y", vec![*p]),
+            [f, rest @ ..] if f.contains('%') => (*f, rest.to_vec()),
+            all => ("%y", all.to_vec()),
+        };
+        for p in paths {
+            let Some(s) = self.status(p).await else { continue };
+            let line = stat_format(format, p, &s);
+            let _ = writeln!(self.out, "{line}");
+        }
+        Ok(())
+    }
+
+    async fn mv(&mut self, args: &[String]) -> Result<(), String> {
+        let (_, ops) = flags(args, &[])?;
+        if ops.len() < 2 {
+            return Err(format!("Not enough arguments: expected 2 but got {}", ops.len()));
+        }
+        let (srcs, dst) = ops.split_at(ops.len() - 1);
+        let dst = dst[0];
+        let dst_st = match self.fs.get_file_info(dst).await {
+            Ok(s) => s,
+            Err(e) => {
+                self.fail(dst, &e);
+                return Ok(());
+            }
+        };
+        if srcs.len() > 1 && !dst_st.as_ref().is_some_and(FileStatus::is_dir) {
+            self.fail_msg(format!("`{dst}': Is not a directory"));
+            return Ok(());
+        }
+        for src in srcs {
+            let Some(_) = self.status(src).await else { continue };
+            if dst_st.as_ref().is_some_and(|d| !d.is_dir()) {
+                self.fail_msg(format!("`{dst}': File exists"));
+                continue;
+            }
+            match self.fs.rename(src, dst).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    let target = match &dst_st {
+                        Some(d) if d.is_dir() => child_path(dst, src.rsplit('/').next().unwrap_or(src)),
+                        _ => dst.to_string(),
+                    };
+                    if self.fs.exists(&target).await.unwrap_or(false) {
+                        self.fail_msg(format!("`{target}': File exists"));
+                    } else {
+                        self.fail_msg(format!("Failed to rename {src} to {dst}"));
+                    }
+                }
+                Err(e) => self.fail(src, &e),
+            }
+        }
+        Ok(())
+    }
+
+    async fn rm(&mut self, args: &[String]) -> Result<(), String> {
+        let (f, paths) = flags(args, &["-r", "-R", "-f", "-skipTrash", "-rf", "-fr", "-rR"])?;
+        let recursive = f.iter().any(|x| x.contains('r') || x.contains('R')) && !f.iter().all(|x| *x == "-skipTrash");
+        let recursive = recursive && f.iter().any(|x| matches!(*x, "-r" | "-R" | "-rf" | "-fr" | "-rR"));
+        let force = f.iter().any(|x| matches!(*x, "-f" | "-rf" | "-fr"));
+        if paths.is_empty() && !force {
+            return Err("Not enough arguments: expected 1 but got 0".into());
+        }
+        for p in paths {
+            let st = match self.fs.get_file_info(p).await {
+                Ok(Some(s)) => s,
+                Ok(None) => {
+                    if !force {
+                        self.fail_msg(format!("`{p}': No such file or directory"));
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    self.fail(p, &e);
+                    continue;
+                }
+            };
+            if st.is_dir() && !recursive {
+                self.fail_msg(format!("`{p}': Is a directory"));
+                continue;
+            }
+            match self.fs.delete(p, recursive).await {
+                Ok(true) => {
+                    let _ = writeln!(self.out, "Deleted {p}");
+                }
+                Ok(false) => self.fail_msg(format!("`{p}': Input/output error")),
+                Err(e) => self.fail(p, &e),
+            }
+        }
+        Ok(())
+    }
+
+    async fn rmdir(&mut self, args: &[String]) -> Result<(), String> {
+        let (f, paths) = flags(args, &["--ignore-fail-on-non-empty"])?;
+        if paths.is_empty() {
+            return Err("Not enough arguments: expected 1 but got 0".into());
+        }
+        let ignore = !f.is_empty();
+        for p in paths {
+            let Some(st) = self.status(p).await else { continue };
+            if !st.is_dir() {
+                self.fail_msg(format!("`{p}': Is not a directory"));
+                continue;
+            }
+            match self.fs.delete(p, false).await {
+                Ok(_) => {}
+                Err(FsError::PathIsNotEmptyDirectory(_)) if ignore => {}
+                Err(FsError::PathIsNotEmptyDirectory(_)) => self.fail_msg(format!("`{p}': Directory is not empty")),
+                Err(e) => self.fail(p, &e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply `f` to each path, and with `recursive` to everything below it.
+    fn walk<'s>(
+        &'s mut self,
+        path: String,
+        recursive: bool,
+        f: &'s (dyn Fn(&FileStatus) -> WalkOp + Sync),
+    ) -> LocalBoxFuture<'s, ()> {
+        async move {
+            let Some(st) = self.status(&path).await else { return };
+            self.apply_walk(&path, &st, f).await;
+            if recursive && st.is_dir() {
+                match self.fs.list_status(&path).await {
+                    Ok(children) => {
+                        for c in children {
+                            let cp = child_path(&path, &c.path_suffix);
+                            if c.is_dir() {
+                                self.walk(cp, true, f).await;
+                            } else {
+                                self.apply_walk(&cp, &c, f).await;
+                            }
+                        }
+                    }
+                    Err(e) => self.fail(&path, &e),
+                }
+            }
+        }
+        .boxed_local()
+    }
+
+    async fn apply_walk(&mut self, path: &str, st: &FileStatus, f: &(dyn Fn(&FileStatus) -> WalkOp + Sync)) {
+        let r = match f(st) {
+            WalkOp::Chmod(p) => self.fs.set_permission(path, p).await.map(|_| ()),
+            WalkOp::Chown(o, g) => self.fs.set_owner(path, o.as_deref(), g.as_deref()).await,
+            WalkOp::Setrep(n) => match self.fs.set_replication(path, n).await {
+                Ok(true) => {
+                    let _ = writeln!(self.out, "Replication {n} set: {path}");
+                    Ok(())
+                }
+                Ok(false) => Ok(()),
+                Err(e) => Err(e),
+            },
+            WalkOp::Skip => Ok(()),
+        };
+        if let Err(e) = r {
+            self.fail(path, &e);
+        }
+    }
+
+    async fn chmod(&mut self, args: &[String]) -> Result<(), String> {
+        let (f, ops) = flags(args, &["-R"])?;
+        let [mode, paths @ ..] = ops.as_slice() else {
+            return Err("Not enough arguments: expected 2 but got 0".into());
+        };
+        if paths.is_empty() {
+            return Err("Not enough arguments: expected 2 but got 1".into());
+        }
+        let mode =
+            Mode::parse(mode).ok_or_else(|| format!("chmod : mode '{mode}' does not match the expected pattern."))?;
+        let op = move |s: &FileStatus| WalkOp::Chmod(mode.apply(s.permission, s.is_dir()));
+        for p in paths {
+            self.walk(p.to_string(), f.contains(&"-R"), &op).await;
+        }
+        Ok(())
+    }
+
+    async fn chown(&mut self, args: &[String], group_only: bool) -> Result<(), String> {
+        let (f, ops) = flags(args, &["-R"])?;
+        let [spec, paths @ ..] = ops.as_slice() else {
+            return Err("Not enough arguments: expected 2 but got 0".into());
+        };
+        if paths.is_empty() {
+            return Err("Not enough arguments: expected 2 but got 1".into());
+        }
+        let some = |s: &str| if s.is_empty() { None } else { Some(s.to_string()) };
+        let (owner, group) = if group_only {
+            (None, some(spec))
+        } else {
+            match spec.split_once(':') {
+                Some((o, g)) => (some(o), some(g)),
+                None => (some(spec), None),
+            }
+        };
+        if owner.is_none() && group.is_none() {
+            return Err(format!("'{spec}' does not match expected pattern for [owner][:group]."));
+        }
+        let op = move |_: &FileStatus| WalkOp::Chown(owner.clone(), group.clone());
+        for p in paths {
+            self.walk(p.to_string(), f.contains(&"-R"), &op).await;
+        }
+        Ok(())
+    }
+
+    async fn setrep(&mut self, args: &[String]) -> Result<(), String> {
+        let (_, ops) = flags(args, &["-R", "-w"])?;
+        let [n, paths @ ..] = ops.as_slice() else {
+            return Err("Not enough arguments: expected 2 but got 0".into());
+        };
+        let n: u16 = n
+            .parse()
+            .map_err(|_| format!("Illegal replication, a positive integer expected: {n}"))?;
+        if paths.is_empty() {
+            return Err("Not enough arguments: expected 2 but got 1".into());
+        }
+        // As in HDFS, a directory sets the replication of every file below it.
+        let op = move |s: &FileStatus| if s.is_dir() { WalkOp::Skip } else { WalkOp::Setrep(n) };
+        for p in paths {
+            self.walk(p.to_string(), true, &op).await;
+        }
+        Ok(())
+    }
+
+    async fn count(&mut self, args: &[String]) -> Result<(), String> {
+        let (f, paths) = flags(args, &["-q", "-h", "-qh", "-hq"])?;
+        let q = f.iter().any(|x| x.contains('q'));
+        let hum = f.iter().any(|x| x.contains('h'));
+        if paths.is_empty() {
+            return Err("Not enough arguments: expected 1 but got 0".into());
+        }
+        let num = |n: u64| if hum { human(n) } else { n.to_string() };
+        for p in paths {
+            let s = match self.fs.content_summary(p).await {
+                Ok(s) => s,
+                Err(e) => {
+                    self.fail(p, &e);
+                    continue;
+                }
+            };
+            let mut line = String::new();
+            if q {
+                let (quota, rem) = if s.quota < 0 {
+                    ("none".to_string(), "inf".to_string())
+                } else {
+                    let used = s.directory_count + s.file_count;
+                    (s.quota.to_string(), (s.quota - used as i64).to_string())
+                };
+                let (sq, srem) = if s.space_quota < 0 {
+                    ("none".to_string(), "inf".to_string())
+                } else {
+                    (
+                        num(s.space_quota as u64),
+                        (s.space_quota - s.space_consumed as i64).to_string(),
+                    )
+                };
+                line.push_str(&format!("{quota:>12} {rem:>15} {sq:>15} {srem:>15} "));
+            }
+            line.push_str(&format!(
+                "{:>12} {:>12} {:>18} {p}",
+                s.directory_count,
+                s.file_count,
+                num(s.length)
+            ));
+            let _ = writeln!(self.out, "{line}");
+        }
+        Ok(())
+    }
+
+    async fn du(&mut self, args: &[String]) -> Result<(), String> {
+        let (f, paths) = flags(args, &["-s", "-h", "-sh", "-hs"])?;
+        let summary = f.iter().any(|x| x.contains('s'));
+        let hum = f.iter().any(|x| x.contains('h'));
+        if paths.is_empty() {
+            return Err("Not enough arguments: expected 1 but got 0".into());
+        }
+        let num = |n: u64| if hum { human(n) } else { n.to_string() };
+        for p in paths {
+            let Some(st) = self.status(p).await else { continue };
+            let targets: Vec<String> = if summary || !st.is_dir() {
+                vec![p.to_string()]
+            } else {
+                match self.fs.list_status(p).await {
+                    Ok(c) => c.iter().map(|c| child_path(p, &c.path_suffix)).collect(),
+                    Err(e) => {
+                        self.fail(p, &e);
+                        continue;
+                    }
+                }
+            };
+            let mut rows = Vec::new();
+            for t in targets {
+                match self.fs.content_summary(&t).await {
+                    Ok(s) => rows.push((num(s.length), num(s.space_consumed), t)),
+                    Err(e) => self.fail(&t, &e),
+                }
+            }
+            let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+            let w2 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+            for (a, b, t) in rows {
+                let _ = writeln!(self.out, "{a:<w$}  {b:<w2$}  {t}");
+            }
+        }
+        Ok(())
+    }
+
+    async fn test(&mut self, args: &[String]) -> i32 {
+        let (flag, path) = match args {
+            [f, p] if matches!(f.as_str(), "-e" | "-d" | "-f" | "-z" | "-s") => (f.as_str(), p.as_str()),
+            _ => {
+                let _ = writeln!(self.err, "-test: Not enough arguments: expected 1 but got 0");
+                let _ = writeln!(self.err, "{USAGE}");
+                return EXIT_USAGE;
+            }
+        };
+        match self.fs.get_file_info(path).await {
+            Ok(st) => {
+                let ok = match (flag, &st) {
+                    ("-e", s) => s.is_some(),
+                    ("-d", Some(s)) => s.is_dir(),
+                    ("-f", Some(s)) => s.is_file(),
+                    ("-z", Some(s)) => s.length == 0,
+                    ("-s", Some(s)) => s.length > 0,
+                    _ => false,
+                };
+                i32::from(!ok)
+            }
+            Err(e) => {
+                self.fail(path, &e);
+                1
+            }
+        }
+    }
+}
+
+enum WalkOp {
+    Chmod(Permission),
+    Chown(Option<String>, Option<String>),
+    Setrep(u16),
+    Skip,
+}
+
+/// `-chmod` modes: octal (`755`, `1777`) or symbolic (`u+x,go-w`, `a=rX`).
+#[derive(Clone)]
+pub enum Mode {
+    Octal(Permission),
+    Symbolic(Vec<(u16, char, u16, bool)>),
+}
+
+impl Mode {
+    pub fn parse(s: &str) -> Option<Mode> {
+        if let Some(p) = Permission::parse_octal(s) {
+            return Some(Mode::Octal(p));
+        }
+        let mut clauses = Vec::new();
+        for clause in s.split(',') {
+            let op_at = clause.find(['+', '-', '='])?;
+            let (who, rest) = clause.split_at(op_at);
+            let mut mask = 0u16;
+            for c in who.chars() {
+                mask |= match c {
+                    'u' => 0o4700,
+                    'g' => 0o2070,
+                    'o' => 0o1007,
+                    'a' => 0o7777,
+                    _ => return None,
+                };
+            }
+            if who.is_empty() {
+                mask = 0o7777;
+            }
+            let op = rest.chars().next()?;
+            let (mut bits, mut cap_x) = (0u16, false);
+            for c in rest[1..].chars() {
+                bits |= match c {
+                    'r' => 0o444,
+                    'w' => 0o222,
+                    'x' => 0o111,
+                    'X' => {
+                        cap_x = true;
+                        0
+                    }
+                    't' => 0o1000,
+                    _ => return None,
+                };
+            }
+            clauses.push((mask, op, bits, cap_x));
+        }
+        Some(Mode::Symbolic(clauses))
+    }
+
+    pub fn apply(&self, cur: Permission, is_dir: bool) -> Permission {
+        match self {
+            Mode::Octal(p) => *p,
+            Mode::Symbolic(clauses) => {
+                let mut b = cur.bits();
+                for (mask, op, bits, cap_x) in clauses {
+                    let mut bits = *bits;
+                    if *cap_x && (is_dir || b & 0o111 != 0) {
+                        bits |= 0o111;
+                    }
+                    let bits = bits & mask;
+                    match op {
+                        '+' => b |= bits,
+                        '-' => b &= !bits,
+                        _ => b = (b & !(mask & 0o1777)) | bits,
+                    }
+                }
+                Permission::new(b)
+            }
+        }
+    }
+}
+
+/// `-stat` format: %a %A %b %F %g %n %o %r %u %x %X %y %Y.
+pub fn stat_format(format: &str, path: &str, s: &FileStatus) -> String {
+    let mut out = String::new();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('a') => out.push_str(&s.permission.octal()),
+            Some('A') => out.push_str(&s.permission.to_string()),
+            Some('b') => out.push_str(&s.length.to_string()),
+            Some('F') => out.push_str(if s.is_dir() {
+                "directory"
+            } else if s.length == 0 {
+                "regular empty file"
+            } else {
+                "regular file"
+            }),
+            Some('g') => out.push_str(&s.group),
+            Some('n') => out.push_str(path.rsplit('/').find(|x| !x.is_empty()).unwrap_or("/")),
+            Some('o') => out.push_str(&s.block_size.to_string()),
+            Some('r') => out.push_str(&s.replication.to_string()),
+            Some('u') => out.push_str(&s.owner),
+            Some('x') => out.push_str(&date(s.access_time, true)),
+            Some('X') => out.push_str(&s.access_time.to_string()),
+            Some('y') => out.push_str(&date(s.modification_time, true)),
+            Some('Y') => out.push_str(&s.modification_time.to_string()),
+            Some(o) => {
+                out.push('%');
+                out.push(o);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+/// Parse a `-setQuota`-style number for the SDK callers.
+pub fn quota_setting(s: &str) -> Option<QuotaSetting> {
+    match s {
+        "clear" | "-1" => Some(QuotaSetting::Clear),
+        n => n.parse().ok().filter(|v| *v > 0).map(QuotaSetting::Set),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbolic_modes() {
+        let m = Mode::parse("u+x,go-w").unwrap();
+        assert_eq!(m.apply(Permission(0o666), false), Permission(0o744));
+        let m = Mode::parse("a=rX").unwrap();
+        assert_eq!(m.apply(Permission(0o700), true), Permission(0o555));
+        assert_eq!(m.apply(Permission(0o600), false), Permission(0o444));
+        assert!(Mode::parse("q+x").is_none());
+        assert_eq!(
+            Mode::parse("1777").unwrap().apply(Permission(0), true),
+            Permission(0o1777)
+        );
+        assert_eq!(
+            Mode::parse("+t").unwrap().apply(Permission(0o777), true),
+            Permission(0o1777)
+        );
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(1023), "1023");
+        assert_eq!(human(1536), "1.5 K");
+        assert_eq!(human(128 * 1024 * 1024), "128.0 M");
+    }
+}

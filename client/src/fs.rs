@@ -1,0 +1,417 @@
+//! [`FileSystem`]: the SDK's handle on one nameservice.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::Stream;
+use rand::Rng;
+use tonic::transport::{Channel, Endpoint};
+
+use raftfs_proto::limits::{MAX_LISTING_ENTRIES, MAX_RPC_BYTES};
+use raftfs_proto::pb::namespace_client::NamespaceClient;
+use raftfs_proto::{
+    codec, pb, ContentSummary, DirectoryListing, FileStatus, FsError, Op, OpResult, Permission, QuotaSetting,
+};
+
+use crate::identity::Identity;
+use crate::uri::parse_fs;
+
+/// Client-side umask applied to new files and directories (Hadoop's default 022).
+pub const DEFAULT_UMASK: u16 = 0o022;
+/// Default replication of new files (HDFS `dfs.replication`).
+pub const DEFAULT_REPLICATION: u16 = 3;
+/// Default block size of new files, bytes (HDFS `dfs.blocksize`).
+pub const DEFAULT_BLOCK_SIZE_BYTES: u64 = 128 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Give up on one call after this long, retries included (rides through a failover).
+    pub call_deadline_ms: u64,
+    /// Timeout of one RPC attempt.
+    pub rpc_timeout_ms: u64,
+    /// First backoff between retries; doubles up to `max_backoff_ms`, with jitter.
+    pub min_backoff_ms: u64,
+    pub max_backoff_ms: u64,
+    pub connect_timeout_ms: u64,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            call_deadline_ms: 30_000,
+            rpc_timeout_ms: 10_000,
+            min_backoff_ms: 20,
+            max_backoff_ms: 1_000,
+            connect_timeout_ms: 1_000,
+        }
+    }
+}
+
+/// A connection to one nameservice. Cheap to share (`&self` methods); cloned
+/// channels multiplex concurrent calls over one HTTP/2 connection per member.
+pub struct FileSystem {
+    members: Vec<String>,
+    identity: Identity,
+    client_id: String,
+    next_call_id: AtomicU64,
+    opts: ClientOptions,
+    channels: Mutex<HashMap<String, NamespaceClient<Channel>>>,
+    leader: Mutex<Option<String>>,
+}
+
+fn status_error(s: tonic::Status) -> FsError {
+    use tonic::Code;
+    match s.code() {
+        Code::Unavailable | Code::Cancelled | Code::Unknown | Code::Aborted | Code::ResourceExhausted => {
+            FsError::Unavailable(s.message().to_string())
+        }
+        Code::DeadlineExceeded => FsError::Timeout(s.message().to_string()),
+        Code::InvalidArgument | Code::OutOfRange => FsError::InvalidArgument(s.message().to_string()),
+        _ => FsError::Internal(format!("{}: {}", s.code(), s.message())),
+    }
+}
+
+impl FileSystem {
+    /// Connect to the nameservice named by `fs` (`raftfs://h:p,h:p`).
+    /// Connections are made lazily: this fails only on a malformed `fs`.
+    pub fn connect(fs: &str, identity: Identity, opts: ClientOptions) -> Result<FileSystem, FsError> {
+        let members = parse_fs(fs)?;
+        Ok(FileSystem {
+            members,
+            identity,
+            client_id: format!("raftfs-client-{}", uuid::Uuid::new_v4()),
+            next_call_id: AtomicU64::new(1),
+            opts,
+            channels: Mutex::new(HashMap::new()),
+            leader: Mutex::new(None),
+        })
+    }
+
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    fn channel(&self, addr: &str) -> Result<NamespaceClient<Channel>, FsError> {
+        let mut map = self.channels.lock().expect("channel map lock");
+        if let Some(c) = map.get(addr) {
+            return Ok(c.clone());
+        }
+        let ep = Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| FsError::InvalidArgument(format!("member address {addr:?}: {e}")))?
+            .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
+            .tcp_nodelay(true);
+        let c = NamespaceClient::new(ep.connect_lazy())
+            .max_decoding_message_size(MAX_RPC_BYTES)
+            .max_encoding_message_size(MAX_RPC_BYTES);
+        map.insert(addr.to_string(), c.clone());
+        Ok(c)
+    }
+
+    /// Send `op` once to `addr`.
+    async fn attempt(&self, addr: &str, call_id: u64, op_bin: &[u8]) -> Result<OpResult, FsError> {
+        let mut client = self.channel(addr)?;
+        let mut req = tonic::Request::new(pb::CallRequest {
+            ctx: Some(pb::CallContext {
+                client_id: self.client_id.clone(),
+                call_id,
+                user: self.identity.user.clone(),
+                groups: self.identity.groups.clone(),
+            }),
+            op_bin: op_bin.to_vec(),
+        });
+        req.set_timeout(Duration::from_millis(self.opts.rpc_timeout_ms));
+        let reply = client.call(req).await.map_err(status_error)?;
+        codec::decode::<Result<OpResult, FsError>>(&reply.into_inner().result_bin, "reply")?
+    }
+
+    /// Run one logical call: find the leader, retry what is retryable with
+    /// the same call id, give up at the deadline.
+    pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
+        let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed);
+        let op_bin = codec::encode(&op)?;
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(self.opts.call_deadline_ms);
+        let mut backoff = self.opts.min_backoff_ms;
+        let mut rotate = rand::thread_rng().gen_range(0..self.members.len());
+        let mut last_err;
+        loop {
+            let target = self.leader.lock().expect("leader lock").clone().unwrap_or_else(|| {
+                rotate = (rotate + 1) % self.members.len();
+                self.members[rotate].clone()
+            });
+            match self.attempt(&target, call_id, &op_bin).await {
+                Ok(r) => return Ok(r),
+                Err(FsError::NotLeader { leader: Some(hint) }) if hint.addr != target && !hint.addr.is_empty() => {
+                    tracing::debug!(from = %target, to = %hint.addr, "following leader hint");
+                    *self.leader.lock().expect("leader lock") = Some(hint.addr.clone());
+                    last_err = FsError::NotLeader { leader: Some(hint) };
+                    // A hint is a redirect, not a failure: no backoff.
+                    if tokio::time::Instant::now() >= deadline {
+                        break;
+                    }
+                    continue;
+                }
+                Err(e) if e.is_retryable() => {
+                    tracing::debug!(member = %target, error = %e, "retrying");
+                    *self.leader.lock().expect("leader lock") = None;
+                    last_err = e;
+                }
+                Err(e) => return Err(e),
+            }
+            let jitter = rand::thread_rng().gen_range(0..=backoff / 2);
+            let sleep = Duration::from_millis(backoff + jitter);
+            if tokio::time::Instant::now() + sleep >= deadline {
+                break;
+            }
+            tokio::time::sleep(sleep).await;
+            backoff = (backoff * 2).min(self.opts.max_backoff_ms);
+        }
+        Err(FsError::Timeout(format!(
+            "call did not complete within {} ms; last error: {last_err}",
+            self.opts.call_deadline_ms
+        )))
+    }
+
+    // ---- the Hadoop-style API ----
+
+    /// `mkdirs` with `permission` masked by the umask (HDFS: true when the
+    /// directory exists afterwards).
+    pub async fn mkdirs(&self, path: &str, permission: Option<Permission>) -> Result<bool, FsError> {
+        self.mkdirs_opt(path, permission, true).await
+    }
+
+    pub async fn mkdirs_opt(
+        &self,
+        path: &str,
+        permission: Option<Permission>,
+        create_parent: bool,
+    ) -> Result<bool, FsError> {
+        let permission = Permission::new(permission.map_or(0o777, |p| p.bits()) & !DEFAULT_UMASK);
+        expect_bool(
+            self.call(Op::Mkdirs {
+                path: path.into(),
+                permission,
+                create_parent,
+            })
+            .await?,
+        )
+    }
+
+    /// Create a file (metadata; it stays open until [`FileSystem::complete`]).
+    pub async fn create(&self, path: &str, overwrite: bool) -> Result<FileStatus, FsError> {
+        self.create_opt(
+            path,
+            overwrite,
+            None,
+            DEFAULT_REPLICATION,
+            DEFAULT_BLOCK_SIZE_BYTES,
+            true,
+        )
+        .await
+    }
+
+    pub async fn create_opt(
+        &self,
+        path: &str,
+        overwrite: bool,
+        permission: Option<Permission>,
+        replication: u16,
+        block_size: u64,
+        create_parent: bool,
+    ) -> Result<FileStatus, FsError> {
+        let permission = Permission::new(permission.map_or(0o666, |p| p.bits()) & !DEFAULT_UMASK);
+        let op = Op::Create {
+            path: path.into(),
+            permission,
+            overwrite,
+            create_parent,
+            replication,
+            block_size,
+        };
+        match self.call(op).await? {
+            OpResult::Status(Some(s)) => Ok(s),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn complete(&self, path: &str) -> Result<bool, FsError> {
+        expect_bool(self.call(Op::Complete { path: path.into() }).await?)
+    }
+
+    /// The status of `path`; `FileNotFound` when it does not exist (Hadoop's `getFileStatus`).
+    pub async fn get_file_status(&self, path: &str) -> Result<FileStatus, FsError> {
+        self.get_file_info(path)
+            .await?
+            .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {path}")))
+    }
+
+    /// The status of `path`, `None` when it does not exist (HDFS `getFileInfo`).
+    pub async fn get_file_info(&self, path: &str) -> Result<Option<FileStatus>, FsError> {
+        match self.call(Op::GetFileInfo { path: path.into() }).await? {
+            OpResult::Status(s) => Ok(s),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn exists(&self, path: &str) -> Result<bool, FsError> {
+        Ok(self.get_file_info(path).await?.is_some())
+    }
+
+    /// One page of a listing: entries strictly after `start_after`.
+    pub async fn list_page(&self, path: &str, start_after: &str, limit: u32) -> Result<DirectoryListing, FsError> {
+        match self
+            .call(Op::GetListing {
+                path: path.into(),
+                start_after: start_after.into(),
+                limit,
+            })
+            .await?
+        {
+            OpResult::Listing(l) => Ok(l),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// A listing as a stream over pages of [`MAX_LISTING_ENTRIES`].
+    pub fn list_status_stream<'a>(&'a self, path: &'a str) -> impl Stream<Item = Result<FileStatus, FsError>> + 'a {
+        struct St {
+            after: String,
+            page: std::vec::IntoIter<FileStatus>,
+            done: bool,
+        }
+        let st = St {
+            after: String::new(),
+            page: Vec::new().into_iter(),
+            done: false,
+        };
+        futures::stream::try_unfold(st, move |mut st| async move {
+            loop {
+                if let Some(s) = st.page.next() {
+                    return Ok(Some((s, st)));
+                }
+                if st.done {
+                    return Ok(None);
+                }
+                let page = self.list_page(path, &st.after, MAX_LISTING_ENTRIES as u32).await?;
+                st.done = page.remaining_entries == 0 || page.entries.is_empty();
+                if let Some(last) = page.entries.last() {
+                    st.after = last.path_suffix.clone();
+                }
+                // A file lists as itself, with an empty name: one page only.
+                if page.entries.len() == 1 && page.entries[0].path_suffix.is_empty() {
+                    st.done = true;
+                }
+                st.page = page.entries.into_iter();
+            }
+        })
+    }
+
+    /// The whole listing of `path`.
+    pub async fn list_status(&self, path: &str) -> Result<Vec<FileStatus>, FsError> {
+        use futures::TryStreamExt;
+        self.list_status_stream(path).try_collect().await
+    }
+
+    /// Old-style rename: `false` for most failures, a directory destination moves into it.
+    pub async fn rename(&self, src: &str, dst: &str) -> Result<bool, FsError> {
+        expect_bool(
+            self.call(Op::Rename {
+                src: src.into(),
+                dst: dst.into(),
+            })
+            .await?,
+        )
+    }
+
+    /// `rename2`, optionally with OVERWRITE.
+    pub async fn rename2(&self, src: &str, dst: &str, overwrite: bool) -> Result<(), FsError> {
+        self.call(Op::Rename2 {
+            src: src.into(),
+            dst: dst.into(),
+            overwrite,
+        })
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn delete(&self, path: &str, recursive: bool) -> Result<bool, FsError> {
+        expect_bool(
+            self.call(Op::Delete {
+                path: path.into(),
+                recursive,
+            })
+            .await?,
+        )
+    }
+
+    pub async fn set_permission(&self, path: &str, permission: Permission) -> Result<(), FsError> {
+        self.call(Op::SetPermission {
+            path: path.into(),
+            permission,
+        })
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn set_owner(&self, path: &str, owner: Option<&str>, group: Option<&str>) -> Result<(), FsError> {
+        let op = Op::SetOwner {
+            path: path.into(),
+            owner: owner.map(str::to_string),
+            group: group.map(str::to_string),
+        };
+        self.call(op).await.map(|_| ())
+    }
+
+    pub async fn set_replication(&self, path: &str, replication: u16) -> Result<bool, FsError> {
+        expect_bool(
+            self.call(Op::SetReplication {
+                path: path.into(),
+                replication,
+            })
+            .await?,
+        )
+    }
+
+    pub async fn set_times(&self, path: &str, mtime: Option<i64>, atime: Option<i64>) -> Result<(), FsError> {
+        self.call(Op::SetTimes {
+            path: path.into(),
+            mtime,
+            atime,
+        })
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn set_quota(&self, path: &str, namespace: QuotaSetting, space: QuotaSetting) -> Result<(), FsError> {
+        self.call(Op::SetQuota {
+            path: path.into(),
+            namespace,
+            space,
+        })
+        .await
+        .map(|_| ())
+    }
+
+    pub async fn content_summary(&self, path: &str) -> Result<ContentSummary, FsError> {
+        match self.call(Op::GetContentSummary { path: path.into() }).await? {
+            OpResult::Summary(s) => Ok(s),
+            other => Err(unexpected(other)),
+        }
+    }
+}
+
+fn expect_bool(r: OpResult) -> Result<bool, FsError> {
+    match r {
+        OpResult::Bool(b) => Ok(b),
+        other => Err(unexpected(other)),
+    }
+}
+
+fn unexpected(r: OpResult) -> FsError {
+    FsError::Internal(format!("unexpected reply shape {r:?}"))
+}

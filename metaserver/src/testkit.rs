@@ -1,0 +1,75 @@
+//! Helpers for tests and benchmarks that run members in-process.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use raftfs_proto::{CallCtx, FsError, Op, OpResult};
+
+use crate::server::layout::{VersionFile, LAYOUT_VERSION};
+use crate::server::{format_member, Member, MemberConfig, RaftTimings, StoreKind};
+
+/// Raft timings for tests: quick elections on loopback.
+pub fn fast_timings() -> RaftTimings {
+    RaftTimings {
+        heartbeat_interval_ms: 50,
+        election_timeout_min_ms: 200,
+        election_timeout_max_ms: 400,
+        snapshot_logs_since_last: 100_000,
+    }
+}
+
+/// A VERSION for member `id` of a test nameservice with `members`.
+pub fn test_version(id: u64, members: &BTreeMap<u64, String>, superuser: &str) -> VersionFile {
+    VersionFile {
+        layout_version: LAYOUT_VERSION,
+        node_type: "METASERVER".into(),
+        cluster_id: "CID-test".into(),
+        namespace_id: 42,
+        block_pool_id: "BP-42-127.0.0.1-0".into(),
+        nameservice: "ns1".into(),
+        member_id: id,
+        members: members.clone(),
+        superuser: superuser.into(),
+        ctime_ms: 0,
+    }
+}
+
+/// Format and open a single-member nameservice in `dir`, and wait until it
+/// serves calls.
+pub async fn single_member(dir: &Path, store: StoreKind, superuser: &str) -> Result<Member, FsError> {
+    let members = BTreeMap::from([(1u64, "127.0.0.1:1".to_string())]);
+    format_member(dir, &test_version(1, &members, superuser))?;
+    let cfg = MemberConfig {
+        dir: dir.to_path_buf(),
+        member_id: 1,
+        store,
+        timings: fast_timings(),
+        expect_cluster_id: None,
+    };
+    let member = Member::open(&cfg).await?;
+    wait_serving(&member).await?;
+    Ok(member)
+}
+
+/// Retry a harmless read until the member answers it (leader elected,
+/// namespace formatted), for at most 10 s.
+pub async fn wait_serving(member: &Member) -> Result<(), FsError> {
+    let ctx = CallCtx {
+        client_id: "wait".into(),
+        call_id: 0,
+        user: "probe".into(),
+        groups: vec![],
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match member.call(ctx.clone(), Op::GetFileInfo { path: "/".into() }).await {
+            Ok(OpResult::Status(Some(_))) => return Ok(()),
+            Ok(other) => return Err(FsError::Internal(format!("root lookup returned {other:?}"))),
+            Err(e) if e.is_retryable() && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

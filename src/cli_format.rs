@@ -1,0 +1,121 @@
+//! `raftfs format`: write the identity (VERSION) of new nameservice members.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use rand::Rng;
+
+use raftfs_metaserver::server::format_member;
+use raftfs_metaserver::server::layout::{VersionFile, LAYOUT_VERSION};
+
+#[derive(Args, Debug, Clone)]
+pub struct FormatArgs {
+    /// The member's data directory (must not be formatted yet).
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// This member's id (a positive integer, never reused).
+    #[arg(long = "member-id")]
+    pub member_id: u64,
+    /// All initial members: ID=HOST:PORT[,ID=HOST:PORT...]
+    #[arg(long)]
+    pub members: String,
+    /// The nameservice's name.
+    #[arg(long, default_value = "ns1")]
+    pub nameservice: String,
+    /// Join an existing cluster: its ClusterID (default: a new one).
+    #[arg(long = "cluster-id")]
+    pub cluster_id: Option<String>,
+    /// The nameservice's NamespaceID; give the same to every member (default: new).
+    #[arg(long = "namespace-id")]
+    pub namespace_id: Option<u64>,
+    /// The nameservice's BlockPoolID; give the same to every member (default: new).
+    #[arg(long = "block-pool-id")]
+    pub block_pool_id: Option<String>,
+    /// The superuser (default: the user running format, as in HDFS).
+    #[arg(long)]
+    pub superuser: Option<String>,
+}
+
+/// Parse `1=h:p,2=h:p`.
+pub fn parse_members(s: &str) -> anyhow::Result<BTreeMap<u64, String>> {
+    let mut m = BTreeMap::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (id, addr) = part
+            .split_once('=')
+            .with_context(|| format!("member {part:?} is not ID=HOST:PORT"))?;
+        let id: u64 = id
+            .parse()
+            .with_context(|| format!("member id {id:?} is not a positive integer"))?;
+        if id == 0 {
+            bail!("member id 0 is reserved");
+        }
+        let (host, port) = addr
+            .rsplit_once(':')
+            .with_context(|| format!("member address {addr:?} is not HOST:PORT"))?;
+        if host.is_empty() || port.parse::<u16>().is_err() {
+            bail!("member address {addr:?} is not HOST:PORT");
+        }
+        if m.insert(id, addr.to_string()).is_some() {
+            bail!("member id {id} given twice");
+        }
+    }
+    if m.is_empty() {
+        bail!("--members lists no member");
+    }
+    Ok(m)
+}
+
+/// New HDFS-style identities: `CID-<uuid>`, a random NamespaceID, `BP-<n>-<ip>-<ms>`.
+pub fn new_ids(now_ms: i64) -> (String, u64, String) {
+    let cid = format!("CID-{}", uuid::Uuid::new_v4());
+    let nsid: u64 = rand::thread_rng().gen_range(1..i32::MAX as u64);
+    let bp = format!(
+        "BP-{}-127.0.0.1-{now_ms}",
+        rand::thread_rng().gen_range(1..i32::MAX as u64)
+    );
+    (cid, nsid, bp)
+}
+
+pub fn version_for(a: &FormatArgs, members: &BTreeMap<u64, String>, now_ms: i64) -> VersionFile {
+    let (cid, nsid, bp) = new_ids(now_ms);
+    VersionFile {
+        layout_version: LAYOUT_VERSION,
+        node_type: "METASERVER".into(),
+        cluster_id: a.cluster_id.clone().unwrap_or(cid),
+        namespace_id: a.namespace_id.unwrap_or(nsid),
+        block_pool_id: a.block_pool_id.clone().unwrap_or(bp),
+        nameservice: a.nameservice.clone(),
+        member_id: a.member_id,
+        members: members.clone(),
+        superuser: a
+            .superuser
+            .clone()
+            .unwrap_or_else(|| raftfs_client::Identity::resolve(None).user),
+        ctime_ms: now_ms,
+    }
+}
+
+pub fn run(a: FormatArgs) -> anyhow::Result<()> {
+    let members = parse_members(&a.members)?;
+    if !members.contains_key(&a.member_id) {
+        bail!("--member-id {} is not among --members", a.member_id);
+    }
+    let v = version_for(&a, &members, raftfs_metaserver::server::member::now_ms());
+    format_member(&a.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!(
+        "Formatted {} as member {} of nameservice {}",
+        a.dir.display(),
+        v.member_id,
+        v.nameservice
+    );
+    println!("  ClusterID   = {}", v.cluster_id);
+    println!("  NamespaceID = {}", v.namespace_id);
+    println!("  BlockPoolID = {}", v.block_pool_id);
+    println!(
+        "Format the other members with: --cluster-id {} --namespace-id {} --block-pool-id {}",
+        v.cluster_id, v.namespace_id, v.block_pool_id
+    );
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! `raftfs metaserver`: run one member of a nameservice until SIGINT/SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args;
+use serde::Deserialize;
+
+use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
+
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MetaserverArgs {
+    /// A JSON file with any of these options (flags given on the command line win).
+    #[arg(long)]
+    #[serde(skip)]
+    pub config: Option<PathBuf>,
+    /// The member's data directory (formatted with `raftfs format`).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// This member's id, as formatted.
+    #[arg(long)]
+    pub id: Option<u64>,
+    /// Address to listen on (default: this member's address in VERSION).
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
+    /// Where the namespace lives: rocksdb (default) or memory.
+    #[arg(long)]
+    pub store: Option<String>,
+    /// Refuse to start unless the directory belongs to this ClusterID.
+    #[arg(long = "cluster-id")]
+    pub cluster_id: Option<String>,
+    /// Raft heartbeat interval.
+    #[arg(long = "heartbeat-ms")]
+    pub heartbeat_ms: Option<u64>,
+    /// Smallest election timeout.
+    #[arg(long = "election-timeout-min-ms")]
+    pub election_timeout_min_ms: Option<u64>,
+    /// Largest election timeout.
+    #[arg(long = "election-timeout-max-ms")]
+    pub election_timeout_max_ms: Option<u64>,
+    /// Take a snapshot after this many log entries.
+    #[arg(long = "snapshot-logs")]
+    pub snapshot_logs: Option<u64>,
+}
+
+impl MetaserverArgs {
+    /// Fill options not given on the command line from `--config`.
+    fn merged(self) -> anyhow::Result<MetaserverArgs> {
+        let Some(path) = &self.config else { return Ok(self) };
+        let raw = std::fs::read(path).with_context(|| format!("read config {}", path.display()))?;
+        let f: MetaserverArgs =
+            serde_json::from_slice(&raw).with_context(|| format!("parse config {}", path.display()))?;
+        Ok(MetaserverArgs {
+            config: self.config.clone(),
+            dir: self.dir.or(f.dir),
+            id: self.id.or(f.id),
+            listen: self.listen.or(f.listen),
+            store: self.store.or(f.store),
+            cluster_id: self.cluster_id.or(f.cluster_id),
+            heartbeat_ms: self.heartbeat_ms.or(f.heartbeat_ms),
+            election_timeout_min_ms: self.election_timeout_min_ms.or(f.election_timeout_min_ms),
+            election_timeout_max_ms: self.election_timeout_max_ms.or(f.election_timeout_max_ms),
+            snapshot_logs: self.snapshot_logs.or(f.snapshot_logs),
+        })
+    }
+}
+
+pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
+    let a = args.merged()?;
+    let dir = a.dir.context("--dir is required")?;
+    let id = a.id.context("--id is required")?;
+    let store: StoreKind = a
+        .store
+        .as_deref()
+        .unwrap_or("rocksdb")
+        .parse()
+        .map_err(anyhow::Error::msg)?;
+    let d = RaftTimings::default();
+    let timings = RaftTimings {
+        heartbeat_interval_ms: a.heartbeat_ms.unwrap_or(d.heartbeat_interval_ms),
+        election_timeout_min_ms: a.election_timeout_min_ms.unwrap_or(d.election_timeout_min_ms),
+        election_timeout_max_ms: a.election_timeout_max_ms.unwrap_or(d.election_timeout_max_ms),
+        snapshot_logs_since_last: a.snapshot_logs.unwrap_or(d.snapshot_logs_since_last),
+    };
+    let version = layout::check(&dir, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
+    let listen: SocketAddr = match a.listen {
+        Some(l) => l,
+        None => {
+            let addr = version
+                .members
+                .get(&id)
+                .with_context(|| format!("member {id} has no address in VERSION"))?;
+            addr.parse()
+                .with_context(|| format!("member address {addr:?} (use --listen for a host name)"))?
+        }
+    };
+    let listener = server::bind(listen)
+        .await
+        .with_context(|| format!("listen on {listen}"))?;
+    let cfg = MemberConfig {
+        dir: dir.clone(),
+        member_id: id,
+        store,
+        timings,
+        expect_cluster_id: a.cluster_id,
+    };
+    let member = Arc::new(
+        Member::open(&cfg)
+            .await
+            .map_err(|e| anyhow::anyhow!("start member {id}: {e}"))?,
+    );
+    tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, "serving");
+    server::serve(member.clone(), listener, shutdown_signal())
+        .await
+        .context("serve gRPC")?;
+    tracing::info!(member = id, "shutting down");
+    member.shutdown().await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+    }
+}

@@ -1,0 +1,214 @@
+//! A nameservice of real `raftfs metaserver` processes for tests: format,
+//! start, kill -9, restart, and a client.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use raftfs_client::{ClientOptions, FileSystem, Identity};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_raftfs");
+
+/// Ports that were free a moment ago.
+pub fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<_> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().expect("local addr").port())
+        .collect()
+}
+
+pub struct Cluster {
+    pub root: tempfile::TempDir,
+    pub members: BTreeMap<u64, String>,
+    pub store: String,
+    children: BTreeMap<u64, Child>,
+}
+
+impl Cluster {
+    /// Format and start `n` members with `store` (memory or rocksdb).
+    pub fn start(n: u64, store: &str) -> Cluster {
+        let root = tempfile::tempdir().expect("temp dir");
+        let ports = free_ports(n as usize);
+        let members: BTreeMap<u64, String> = (1..=n)
+            .map(|i| (i, format!("127.0.0.1:{}", ports[i as usize - 1])))
+            .collect();
+        let spec = members
+            .iter()
+            .map(|(i, a)| format!("{i}={a}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut ids: Option<(String, String, String)> = None;
+        for i in 1..=n {
+            let mut cmd = Command::new(BIN);
+            cmd.args([
+                "format",
+                "--member-id",
+                &i.to_string(),
+                "--members",
+                &spec,
+                "--superuser",
+                "hdfs",
+            ]);
+            cmd.arg("--dir").arg(member_dir(root.path(), i));
+            if let Some((c, ns, bp)) = &ids {
+                cmd.args(["--cluster-id", c, "--namespace-id", ns, "--block-pool-id", bp]);
+            }
+            let out = cmd.output().expect("run raftfs format");
+            assert!(
+                out.status.success(),
+                "format member {i}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if ids.is_none() {
+                let text = String::from_utf8_lossy(&out.stdout).to_string();
+                let field = |k: &str| {
+                    text.lines()
+                        .find_map(|l| {
+                            l.trim()
+                                .strip_prefix(k)
+                                .map(|v| v.trim_start_matches([' ', '=']).trim().to_string())
+                        })
+                        .unwrap_or_else(|| panic!("format printed no {k}: {text}"))
+                };
+                ids = Some((field("ClusterID"), field("NamespaceID"), field("BlockPoolID")));
+            }
+        }
+        let mut c = Cluster {
+            root,
+            members,
+            store: store.to_string(),
+            children: BTreeMap::new(),
+        };
+        for i in 1..=n {
+            c.start_member(i);
+        }
+        c
+    }
+
+    pub fn dir(&self, i: u64) -> PathBuf {
+        member_dir(self.root.path(), i)
+    }
+
+    pub fn start_member(&mut self, i: u64) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.root.path().join(format!("m{i}.log")))
+            .expect("open member log");
+        let child = Command::new(BIN)
+            .args(["metaserver", "--id", &i.to_string(), "--store", &self.store])
+            .args([
+                "--heartbeat-ms",
+                "50",
+                "--election-timeout-min-ms",
+                "300",
+                "--election-timeout-max-ms",
+                "600",
+            ])
+            .arg("--dir")
+            .arg(self.dir(i))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("clone log"))
+            .stderr(log)
+            .spawn()
+            .expect("start metaserver");
+        self.children.insert(i, child);
+    }
+
+    /// kill -9 one member.
+    pub fn kill(&mut self, i: u64) {
+        if let Some(mut c) = self.children.remove(&i) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn kill_all(&mut self) {
+        let ids: Vec<u64> = self.children.keys().copied().collect();
+        for i in ids {
+            self.kill(i);
+        }
+    }
+
+    pub fn restart_all(&mut self) {
+        let ids: Vec<u64> = self.members.keys().copied().collect();
+        for i in ids {
+            self.start_member(i);
+        }
+    }
+
+    pub fn fs_uri(&self) -> String {
+        format!(
+            "raftfs://{}",
+            self.members.values().cloned().collect::<Vec<_>>().join(",")
+        )
+    }
+
+    pub fn client(&self, user: &str, groups: &[&str]) -> FileSystem {
+        FileSystem::connect(&self.fs_uri(), Identity::new(user, groups), ClientOptions::default()).expect("connect")
+    }
+
+    /// Wait until the nameservice answers (leader elected, namespace formatted).
+    pub async fn wait_ready(&self) {
+        let fs = self.client("hdfs", &["hdfs"]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match fs.get_file_status("/").await {
+                Ok(_) => return,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                Err(e) => panic!("cluster did not become ready: {e}\n{}", self.logs()),
+            }
+        }
+    }
+
+    pub fn logs(&self) -> String {
+        let mut s = String::new();
+        for i in self.members.keys() {
+            let p = self.root.path().join(format!("m{i}.log"));
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(20).collect();
+            s.push_str(&format!("--- member {i} log (last lines) ---\n"));
+            for l in tail.into_iter().rev() {
+                s.push_str(l);
+                s.push('\n');
+            }
+        }
+        s
+    }
+
+    /// Run `raftfs dfs ARGS` as `user`; returns (exit code, stdout, stderr).
+    pub fn dfs(&self, user: &str, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(BIN)
+            .arg("dfs")
+            .arg("--fs")
+            .arg(self.fs_uri())
+            .arg("--user")
+            .arg(user)
+            .args(args)
+            .output()
+            .expect("run raftfs dfs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+fn member_dir(root: &Path, i: u64) -> PathBuf {
+    root.join(format!("m{i}"))
+}
