@@ -38,7 +38,7 @@ const MAX_APPENDS_PER_SYNC: usize = 4096;
 #[derive(Clone)]
 pub struct LogStore {
     db: Arc<DB>,
-    sync_tx: mpsc::Sender<IOFlushed<TypeConfig>>,
+    sync_tx: mpsc::Sender<(IOFlushed<TypeConfig>, bool)>,
 }
 
 fn other<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> io::Error + '_ {
@@ -84,7 +84,7 @@ impl LogStore {
         opts.set_compression_type(rocksdb::DBCompressionType::None);
         let cfs = [CF_LOG, CF_RAFT_META].map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
         let db = Arc::new(DB::open_cf_descriptors(&opts, dir, cfs).map_err(other("open raft log"))?);
-        let (sync_tx, sync_rx) = mpsc::channel::<IOFlushed<TypeConfig>>();
+        let (sync_tx, sync_rx) = mpsc::channel::<(IOFlushed<TypeConfig>, bool)>();
         let sync_db = db.clone();
         std::thread::Builder::new()
             .name("raft-log-sync".into())
@@ -115,8 +115,11 @@ impl LogStore {
     }
 }
 
-/// Take every append waiting, fsync once, answer them in order.
-fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<IOFlushed<TypeConfig>>) {
+/// Take every append waiting, fsync once, answer them in order. A batch of
+/// appends that wrote nothing (heartbeats) needs no fsync of its own: it is
+/// ordered behind every earlier append, each of which was synced before its
+/// callback ran.
+fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<(IOFlushed<TypeConfig>, bool)>) {
     while let Ok(first) = rx.recv() {
         let mut waiting = vec![first];
         while waiting.len() < MAX_APPENDS_PER_SYNC {
@@ -125,11 +128,16 @@ fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<IOFlushed<TypeConfig>>) {
                 Err(_) => break,
             }
         }
-        let result = db.flush_wal(true).map_err(|e| e.into_string());
+        let wrote = waiting.iter().any(|(_, w)| *w);
+        let result = if wrote {
+            db.flush_wal(true).map_err(|e| e.into_string())
+        } else {
+            Ok(())
+        };
         if let Err(e) = &result {
             tracing::error!(error = %e, "fsync raft log");
         }
-        for cb in waiting {
+        for (cb, _) in waiting {
             cb.io_completed(result.clone().map_err(io::Error::other));
         }
     }
@@ -191,7 +199,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             }
         };
         Ok(LogState {
-            last_log_id: last.or_else(|| last_purged.clone()),
+            last_log_id: last.or(last_purged),
             last_purged_log_id: last_purged,
         })
     }
@@ -221,15 +229,19 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     {
         let mut wb = WriteBatch::default();
         let cf = self.cf(CF_LOG);
+        let mut wrote = false;
         for e in entries {
             wb.put_cf(cf, index_key(e.log_id.index), encode(&e));
+            wrote = true;
         }
         // Readable now; durable once the sync thread has fsynced the WAL.
-        self.db
-            .write_opt(wb, &WriteOptions::default())
-            .map_err(other("append raft log"))?;
+        if wrote {
+            self.db
+                .write_opt(wb, &WriteOptions::default())
+                .map_err(other("append raft log"))?;
+        }
         self.sync_tx
-            .send(callback)
+            .send((callback, wrote))
             .map_err(|_| io::Error::other("raft log sync thread stopped"))
     }
 

@@ -27,6 +27,8 @@ use super::{SnapshotMeta, TypeConfig, Vote};
 
 /// Largest Raft message, in bytes (snapshots travel whole; see snapshot.rs).
 pub const MAX_RAFT_MESSAGE_BYTES: usize = 1024 * 1024 * 1024;
+/// Raft RPCs slower than this are logged (at debug level).
+pub const SLOW_RAFT_RPC_MS: u64 = 100;
 /// How long to wait for a TCP connection to a peer.
 pub const PEER_CONNECT_TIMEOUT_MS: u64 = 1000;
 
@@ -110,12 +112,22 @@ impl PeerClient {
         let client = self.client.as_mut().map_err(|e| NetErr(e.clone()))?;
         let mut request = tonic::Request::new(pb::RaftMessage { data_bin: encode(req) });
         request.set_timeout(ttl);
+        let started = std::time::Instant::now();
+        let kind = match rpc {
+            Rpc::Append => "append",
+            Rpc::Vote => "vote",
+            Rpc::Snapshot => "snapshot",
+        };
         let reply = match rpc {
             Rpc::Append => client.append_entries(request).await,
             Rpc::Vote => client.vote(request).await,
             Rpc::Snapshot => client.full_snapshot(request).await,
         }
         .map_err(|s| NetErr(format!("{}: {}", s.code(), s.message())))?;
+        let took = started.elapsed();
+        if took > Duration::from_millis(SLOW_RAFT_RPC_MS) {
+            tracing::debug!(kind, ?took, "slow raft rpc");
+        }
         let result: Result<Resp, String> = decode(&reply.into_inner().data_bin).map_err(NetErr)?;
         result.map_err(|e| NetErr(format!("remote: {e}")))
     }

@@ -184,7 +184,7 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
                     self.apply_command(&mut overlay, &mut cfg, &mut last_time, cmd)?
                 }
                 EntryPayload::Membership(m) => {
-                    membership = Some(StoredMembership::new(Some(entry.log_id.clone()), m));
+                    membership = Some(StoredMembership::new(Some(entry.log_id), m));
                     CommandResponse::default()
                 }
             };

@@ -20,7 +20,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use openraft::async_runtime::WatchReceiver;
 use openraft::errors::{ClientWriteError, ForwardToLeader, LinearizableReadError, RaftError};
-use openraft::{BasicNode, ReadPolicy, ServerState};
+use openraft::LinearizerOption;
+use openraft::{BasicNode, ServerState};
 
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 
@@ -255,10 +256,7 @@ impl Member {
             assert_eq!(results.len(), 1, "one result per proposed op");
             results.pop().expect("one result")
         } else {
-            self.raft
-                .ensure_linearizable(ReadPolicy::LeaseRead)
-                .await
-                .map_err(read_error)?;
+            self.raft.ensure_linearizable(read_option()).await.map_err(read_error)?;
             let cfg = self
                 .shared
                 .config()
@@ -297,6 +295,14 @@ impl Member {
             tracing::warn!(error = %e, "shut down raft");
         }
     }
+}
+
+/// Linearizable reads: serve under the leader lease (bounded by openraft to
+/// the election timeout) while a quorum acknowledged the leader recently;
+/// otherwise send a heartbeat round and wait for it (read-index), rather
+/// than fail and make the client back off.
+fn read_option() -> LinearizerOption {
+    LinearizerOption::new(None, true)
 }
 
 /// Write VERSION for one member of a new nameservice.
