@@ -1,0 +1,240 @@
+//! Bad input gets a typed error and a clear message; nothing panics and
+//! nothing is half-applied.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::process::Command;
+
+use raftfs_proto::{codec, pb, FsError, OpResult};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_the_grpc_port_leaves_the_member_serving() {
+    let cluster = common::Cluster::start(3, "rocksdb");
+    cluster.wait_ready().await;
+    for addr in cluster.members.values() {
+        for garbage in [
+            &b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"[..],
+            &[0xffu8; 4096][..],
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00",
+        ] {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(std::time::Duration::from_secs(2))).unwrap();
+            let _ = s.write_all(garbage);
+            let mut buf = [0u8; 256];
+            let _ = s.read(&mut buf);
+        }
+    }
+    // Every member still answers.
+    let fs = cluster.client("hdfs", &["hdfs"]);
+    assert!(fs.mkdirs("/still/alive", None).await.unwrap());
+    assert!(fs.get_file_status("/still/alive").await.unwrap().is_dir());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_op_payload_is_a_typed_error() {
+    let cluster = common::Cluster::start(1, "memory");
+    cluster.wait_ready().await;
+    let addr = cluster.members[&1].clone();
+    let mut c = pb::namespace_client::NamespaceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let ctx = || {
+        Some(pb::CallContext {
+            client_id: "c".into(),
+            call_id: 1,
+            user: "hdfs".into(),
+            groups: vec![],
+        })
+    };
+    for payload in [
+        vec![],
+        vec![0xff; 64],
+        vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
+    ] {
+        let reply = c
+            .call(pb::CallRequest {
+                ctx: ctx(),
+                op_bin: payload,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let r: Result<OpResult, FsError> = codec::decode(&reply.result_bin, "reply").unwrap();
+        assert!(matches!(r, Err(FsError::InvalidArgument(_))), "{r:?}");
+    }
+    // No context at all.
+    let reply = c
+        .call(pb::CallRequest {
+            ctx: None,
+            op_bin: vec![],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let r: Result<OpResult, FsError> = codec::decode(&reply.result_bin, "reply").unwrap();
+    assert!(matches!(r, Err(FsError::InvalidArgument(_))), "{r:?}");
+    // An empty user is refused as an unknown user.
+    let op = codec::encode(&raftfs_proto::Op::GetFileInfo { path: "/".into() }).unwrap();
+    let bad_ctx = Some(pb::CallContext {
+        client_id: "c".into(),
+        call_id: 2,
+        user: "".into(),
+        groups: vec![],
+    });
+    let reply = c
+        .call(pb::CallRequest {
+            ctx: bad_ctx,
+            op_bin: op,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let r: Result<OpResult, FsError> = codec::decode(&reply.result_bin, "reply").unwrap();
+    assert!(matches!(r, Err(FsError::AccessControl(_))), "{r:?}");
+}
+
+#[test]
+fn member_refuses_unformatted_and_foreign_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(common::BIN)
+        .args(["metaserver", "--id", "1"])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not formatted") && err.contains("raftfs format"),
+        "{err}"
+    );
+
+    let out = Command::new(common::BIN)
+        .args([
+            "format",
+            "--member-id",
+            "1",
+            "--members",
+            "1=127.0.0.1:1",
+            "--cluster-id",
+            "CID-a",
+        ])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(common::BIN)
+        .args(["metaserver", "--id", "1", "--cluster-id", "CID-b"])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("belongs to cluster CID-a, not CID-b"), "{err}");
+
+    let out = Command::new(common::BIN)
+        .args(["metaserver", "--id", "2"])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to member 1, not 2"));
+
+    let out = Command::new(common::BIN)
+        .args(["format", "--member-id", "1", "--members", "1=127.0.0.1:1"])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already formatted"));
+}
+
+#[test]
+fn bad_cli_arguments_are_reported() {
+    for (args, want) in [
+        (
+            vec!["format", "--dir", "/tmp/x", "--member-id", "1", "--members", "1=nohost"],
+            "is not HOST:PORT",
+        ),
+        (
+            vec!["format", "--dir", "/tmp/x", "--member-id", "4", "--members", "1=a:1"],
+            "not among --members",
+        ),
+        (vec!["dfs", "--fs", "raftfs://", "-ls", "/"], "no member address"),
+        (vec!["dfs", "--fs", "raftfs://h:1", "-frobnicate"], "Unknown command"),
+        (
+            vec!["metaserver", "--dir", "/nonexistent", "--id", "1", "--store", "tape"],
+            "unknown store",
+        ),
+    ] {
+        let out = Command::new(common::BIN).args(&args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retried_calls_are_answered_from_the_retry_table() {
+    let cluster = common::Cluster::start(1, "rocksdb");
+    cluster.wait_ready().await;
+    let addr = cluster.members[&1].clone();
+    let mut c = pb::namespace_client::NamespaceClient::connect(format!("http://{addr}"))
+        .await
+        .unwrap();
+    let ctx = |call_id| {
+        Some(pb::CallContext {
+            client_id: "retrier".into(),
+            call_id,
+            user: "hdfs".into(),
+            groups: vec![],
+        })
+    };
+    let call = |op: raftfs_proto::Op, call_id| pb::CallRequest {
+        ctx: ctx(call_id),
+        op_bin: codec::encode(&op).unwrap(),
+    };
+    let create = raftfs_proto::Op::Create {
+        path: "/once".into(),
+        permission: raftfs_proto::Permission(0o644),
+        overwrite: false,
+        create_parent: true,
+        replication: 3,
+        block_size: 128 * 1024 * 1024,
+    };
+    let first: Result<OpResult, FsError> = codec::decode(
+        &c.call(call(create.clone(), 7)).await.unwrap().into_inner().result_bin,
+        "r",
+    )
+    .unwrap();
+    // The same call again (a retry after a lost reply): the first result, not FileAlreadyExists.
+    let retry: Result<OpResult, FsError> = codec::decode(
+        &c.call(call(create.clone(), 7)).await.unwrap().into_inner().result_bin,
+        "r",
+    )
+    .unwrap();
+    assert_eq!(first, retry);
+    assert!(first.is_ok());
+    // A new call with the same op is a new create and fails.
+    let again: Result<OpResult, FsError> =
+        codec::decode(&c.call(call(create, 8)).await.unwrap().into_inner().result_bin, "r").unwrap();
+    assert!(matches!(again, Err(FsError::FileAlreadyExists(_))), "{again:?}");
+    // delete twice with one call id: true both times (not true then false).
+    let del = raftfs_proto::Op::Delete {
+        path: "/once".into(),
+        recursive: false,
+    };
+    let d1: Result<OpResult, FsError> = codec::decode(
+        &c.call(call(del.clone(), 9)).await.unwrap().into_inner().result_bin,
+        "r",
+    )
+    .unwrap();
+    let d2: Result<OpResult, FsError> =
+        codec::decode(&c.call(call(del, 9)).await.unwrap().into_inner().result_bin, "r").unwrap();
+    assert_eq!(d1, Ok(OpResult::Bool(true)));
+    assert_eq!(d2, Ok(OpResult::Bool(true)));
+}
