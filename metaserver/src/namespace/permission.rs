@@ -50,10 +50,10 @@ impl<'a> Caller<'a> {
         self.groups.iter().any(|g| g == group)
     }
 
-    /// Check `access` (an rwx mask) on `inode`, named `path` in the message.
-    pub fn check(&self, inode: &Inode, access: u16, path: &str) -> Result<(), FsError> {
+    /// True when the caller may `access` (an rwx mask) `inode`.
+    pub fn allowed(&self, inode: &Inode, access: u16) -> bool {
         if self.superuser {
-            return Ok(());
+            return true;
         }
         let mode = inode.permission.bits();
         let bits = if inode.owner == self.user {
@@ -63,10 +63,12 @@ impl<'a> Caller<'a> {
         } else {
             mode & 7
         };
-        if bits & access == access {
-            return Ok(());
-        }
-        Err(FsError::AccessControl(format!(
+        bits & access == access
+    }
+
+    /// The AccessControl error for `access` on `inode` at `path`.
+    pub fn denied(&self, inode: &Inode, access: u16, path: &str) -> FsError {
+        FsError::AccessControl(format!(
             "Permission denied: user={}, access={}, inode=\"{}\":{}:{}:{}{}",
             self.user,
             action_name(access),
@@ -75,15 +77,28 @@ impl<'a> Caller<'a> {
             inode.group,
             if inode.is_dir() { 'd' } else { '-' },
             inode.permission
-        )))
+        ))
+    }
+
+    /// Check `access` on `inode`, named `path` in the message.
+    pub fn check(&self, inode: &Inode, access: u16, path: &str) -> Result<(), FsError> {
+        if self.allowed(inode, access) {
+            Ok(())
+        } else {
+            Err(self.denied(inode, access, path))
+        }
     }
 
     /// EXECUTE on every directory traversed to reach the target position.
+    /// Path texts are built only for the message of a denial.
     pub fn check_traverse(&self, r: &Resolved) -> Result<(), FsError> {
+        if self.superuser {
+            return Ok(());
+        }
         let n = r.path.components.len().min(r.inodes.len());
         for i in 0..n {
-            if r.inodes[i].is_dir() {
-                self.check(&r.inodes[i], EXECUTE, &r.text_at(i))?;
+            if r.inodes[i].is_dir() && !self.allowed(&r.inodes[i], EXECUTE) {
+                return Err(self.denied(&r.inodes[i], EXECUTE, &r.text_at(i)));
             }
         }
         Ok(())

@@ -160,14 +160,26 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
         }
     }
 
-    fn check_dir_items(&self, dir: &Inode, path: &str) -> Result<(), FsError> {
+    fn check_dir_items(&self, r: &Resolved, i: usize) -> Result<(), FsError> {
+        let dir = &r.inodes[i];
         if dir.children() >= MAX_DIRECTORY_ITEMS {
             return Err(FsError::NSQuotaExceeded(format!(
-                "The directory item limit of {path} is exceeded: limit={MAX_DIRECTORY_ITEMS} items={}",
+                "The directory item limit of {} is exceeded: limit={MAX_DIRECTORY_ITEMS} items={}",
+                r.text_at(i),
                 dir.children()
             )));
         }
         Ok(())
+    }
+
+    /// Check `access` on `r.inodes[i]`; its path text is built only for a denial.
+    pub(crate) fn check_at(&self, r: &Resolved, i: usize, access: u16) -> Result<(), FsError> {
+        let inode = &r.inodes[i];
+        if self.caller.allowed(inode, access) {
+            Ok(())
+        } else {
+            Err(self.caller.denied(inode, access, &r.text_at(i)))
+        }
     }
 
     /// Create the first `count` missing directories of `r`; the last one gets
@@ -244,8 +256,8 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
             )));
         }
         let pidx = r.inodes.len() - 1;
-        self.caller.check(r.last_existing(), WRITE, &r.text_at(pidx))?;
-        self.check_dir_items(r.last_existing(), &r.text_at(pidx))?;
+        self.check_at(&r, pidx, WRITE)?;
+        self.check_dir_items(&r, pidx)?;
         self.check_quota(&r, r.inodes.len(), missing as i64, 0, &[])?;
         self.create_dirs(&r, missing, perm, false)?;
         self.charge(&r, r.inodes.len(), missing as i64, 0, &[]);
@@ -319,11 +331,11 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
             r.inodes.len() - 1
         };
         let anchor = r.inodes[anchor_idx].clone();
-        self.caller.check(&anchor, WRITE, &r.text_at(anchor_idx))?;
+        self.check_at(&r, anchor_idx, WRITE)?;
         if let Some(old) = &replaced {
             self.caller.check_sticky(&anchor, old, &r.path.text)?;
         } else {
-            self.check_dir_items(&anchor, &r.text_at(anchor_idx))?;
+            self.check_dir_items(&r, anchor_idx)?;
         }
         let ns = missing as i64;
         let ds = -(replaced.as_ref().map(Inode::space_consumed).unwrap_or(0) as i64);
@@ -453,7 +465,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
                 r.path.text
             )));
         }
-        self.caller.check(&parent, WRITE, &r.text_at(pidx))?;
+        self.check_at(&r, pidx, WRITE)?;
         self.caller.check_sticky(&parent, &t, &r.path.text)?;
         let name = r.path.name().expect("has a name").to_string();
         self.muts.push(Mutation::Unlink {

@@ -137,9 +137,9 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
         let sp = rs.inodes[sp_idx].clone();
         let dp_idx = rd.path.components.len() - 1;
         let dp = rd.inodes[dp_idx].clone();
-        self.caller.check(&sp, WRITE, &rs.text_at(sp_idx))?;
+        self.check_at(rs, sp_idx, WRITE)?;
         self.caller.check_sticky(&sp, s, &rs.path.text)?;
-        self.caller.check(&dp, WRITE, &rd.text_at(dp_idx))?;
+        self.check_at(rd, dp_idx, WRITE)?;
 
         // Quotas: only directories on one side but not the other see a change.
         let src_side: Vec<InodeId> = rs.inodes[..=sp_idx]

@@ -6,7 +6,9 @@
 //! One `RwLock` guards the maps; a commit holds it for the length of one
 //! batch.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::ops::Bound;
 
 use parking_lot::RwLock;
