@@ -37,6 +37,11 @@ use crate::store::{ReadView, RetryRecord, Store, StoreError, WriteBatch};
 pub const META_FORMAT: &str = "format";
 /// Longest accepted client id, in bytes.
 pub const MAX_CLIENT_ID_LEN_BYTES: usize = 128;
+/// How long the retry table keeps a call's first result (HDFS
+/// `dfs.namenode.retrycache.expirytime.millis`, 10 minutes), in log time.
+pub const RETRY_CACHE_EXPIRY_MS: i64 = 600_000;
+/// Most retry records one log entry (or one engine write) expires.
+pub const MAX_RETRY_EXPIRIES_PER_ENTRY: usize = 1024;
 /// HDFS's default supergroup name (`dfs.permissions.superusergroup`).
 pub const DEFAULT_SUPERGROUP: &str = "supergroup";
 
@@ -179,6 +184,22 @@ pub fn execute_write<V: ReadView + ?Sized>(
     Ok(delta.result)
 }
 
+/// Drop retry records older than the expiry window at log time `now_ms`, at
+/// most [`MAX_RETRY_EXPIRIES_PER_ENTRY`]. Called once per log entry, so the
+/// records dropped depend only on the log, never on how entries were batched:
+/// every replica answers a late retry the same way. Returns how many it dropped.
+pub fn expire_retry<V: ReadView + ?Sized>(overlay: &mut Overlay<'_, V>, now_ms: i64) -> Result<usize, StoreError> {
+    let expired = overlay.retry_older_than(
+        now_ms.saturating_sub(RETRY_CACHE_EXPIRY_MS),
+        MAX_RETRY_EXPIRIES_PER_ENTRY,
+    )?;
+    let n = expired.len();
+    for (time_ms, key) in expired {
+        overlay.delete_retry(key, time_ms);
+    }
+    Ok(n)
+}
+
 /// The namespace engine without Raft: one writer at a time, each op
 /// committed on its own. Used by tests and `raftfs bench --level engine`.
 pub struct Engine<S: Store> {
@@ -221,8 +242,14 @@ impl<S: Store> Engine<S> {
         }
         let _writer = self.write_lock.lock();
         let mut overlay = Overlay::new(&self.store);
-        let result = execute_write(&self.cfg, &mut overlay, ctx, op, time_ms)?;
+        let result = execute_write(&self.cfg, &mut overlay, ctx, op, time_ms);
+        expire_retry(&mut overlay, time_ms)?;
         self.store.commit(overlay.into_batch())?;
-        Ok(result)
+        result
+    }
+
+    /// Number of records in the retry table older than `before_ms` (up to `limit`).
+    pub fn retry_records_older_than(&self, before_ms: i64, limit: usize) -> Result<usize, FsError> {
+        Ok(self.store.retry_older_than(before_ms, limit)?.len())
     }
 }

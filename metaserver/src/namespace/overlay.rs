@@ -10,7 +10,7 @@ use raftfs_proto::FsError;
 
 use super::delta::{Attr, Mutation};
 use crate::inode::{Inode, InodeId, InodeKind, Quota};
-use crate::store::{ReadView, RetryKey, RetryRecord, StoreError, WriteBatch};
+use crate::store::{ReadView, RetryKey, RetryRecord, RetryWrite, StoreError, WriteBatch};
 
 /// Meta key of the next inode id counter (u64 little-endian).
 pub const META_NEXT_INODE_ID: &str = "next_inode_id";
@@ -49,7 +49,11 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
     }
 
     pub fn put_retry(&mut self, key: RetryKey, record: RetryRecord) {
-        self.batch.retry.insert(key, Some(record));
+        self.batch.retry.insert(key, RetryWrite::Put(record));
+    }
+
+    pub fn delete_retry(&mut self, key: RetryKey, time_ms: i64) {
+        self.batch.retry.insert(key, RetryWrite::Delete { time_ms });
     }
 
     pub fn put_meta(&mut self, key: &str, value: Vec<u8>) {
@@ -295,8 +299,37 @@ impl<V: ReadView + ?Sized> ReadView for Overlay<'_, V> {
 
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
         match self.batch.retry.get(key) {
-            Some(v) => Ok(v.clone()),
+            Some(RetryWrite::Put(r)) => Ok(Some(r.clone())),
+            Some(RetryWrite::Delete { .. }) => Ok(None),
             None => self.base.retry(key),
         }
+    }
+
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        // The base does not know this batch's deletes: ask it for enough to
+        // make up for them, then merge the batch in, so the answer is the one
+        // the committed store would give.
+        let deletes = self
+            .batch
+            .retry
+            .values()
+            .filter(|w| matches!(w, RetryWrite::Delete { .. }))
+            .count();
+        let mut out: Vec<(i64, RetryKey)> = self
+            .base
+            .retry_older_than(before_ms, limit + deletes)?
+            .into_iter()
+            .filter(|(_, k)| !self.batch.retry.contains_key(k))
+            .collect();
+        for (k, w) in &self.batch.retry {
+            if let RetryWrite::Put(r) = w {
+                if r.time_ms < before_ms {
+                    out.push((r.time_ms, k.clone()));
+                }
+            }
+        }
+        out.sort();
+        out.truncate(limit);
+        Ok(out)
     }
 }

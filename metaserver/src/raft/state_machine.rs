@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use raftfs_proto::{FsError, OpResult};
 
 use super::{snapshot, Command, CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
-use crate::namespace::{execute_write, format_batch, format_info, FormatInfo, NsConfig, Overlay};
+use crate::namespace::{execute_write, expire_retry, format_batch, format_info, FormatInfo, NsConfig, Overlay};
 use crate::store::{ReadView, Store, StoreError};
 
 pub const META_APPLIED: &str = "raft_applied";
@@ -139,6 +139,7 @@ impl NsStateMachine {
                     }
                     results.push(r);
                 }
+                expire_retry(overlay, time).map_err(io_err)?;
                 Ok(CommandResponse { results })
             }
         }

@@ -6,14 +6,14 @@
 //! One `RwLock` guards the maps; a commit holds it for the length of one
 //! batch.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 use std::ops::Bound;
 
 use parking_lot::RwLock;
 
-use super::{Image, ReadView, RetryKey, RetryRecord, Store, StoreError, WriteBatch};
+use super::{Image, ReadView, RetryKey, RetryRecord, RetryWrite, Store, StoreError, WriteBatch};
 use crate::inode::{Inode, InodeId};
 
 #[derive(Default)]
@@ -22,6 +22,8 @@ struct Maps {
     dentries: BTreeMap<(InodeId, Box<str>), InodeId>,
     meta: BTreeMap<String, Vec<u8>>,
     retry: HashMap<RetryKey, RetryRecord>,
+    /// (time, key) of every retry record, for expiry.
+    retry_by_time: BTreeSet<(i64, RetryKey)>,
 }
 
 #[derive(Default)]
@@ -70,6 +72,17 @@ impl ReadView for MemStore {
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
         Ok(self.maps.read().retry.get(key).cloned())
     }
+
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        let maps = self.maps.read();
+        Ok(maps
+            .retry_by_time
+            .iter()
+            .take_while(|(t, _)| *t < before_ms)
+            .take(limit)
+            .cloned()
+            .collect())
+    }
 }
 
 impl Store for MemStore {
@@ -105,9 +118,17 @@ impl Store for MemStore {
         }
         for (k, v) in batch.retry {
             match v {
-                Some(v) => maps.retry.insert(k, v),
-                None => maps.retry.remove(&k),
-            };
+                RetryWrite::Put(r) => {
+                    maps.retry_by_time.insert((r.time_ms, k.clone()));
+                    if let Some(old) = maps.retry.insert(k.clone(), r) {
+                        maps.retry_by_time.remove(&(old.time_ms, k));
+                    }
+                }
+                RetryWrite::Delete { time_ms } => {
+                    maps.retry_by_time.remove(&(time_ms, k.clone()));
+                    maps.retry.remove(&k);
+                }
+            }
         }
         Ok(())
     }
@@ -139,7 +160,10 @@ impl Store for MemStore {
             maps.dentries.insert((p, n.into_boxed_str()), c);
         }
         maps.meta.extend(image.meta);
-        maps.retry.extend(image.retry);
+        for (k, r) in image.retry {
+            maps.retry_by_time.insert((r.time_ms, k.clone()));
+            maps.retry.insert(k, r);
+        }
         *self.maps.write() = maps;
         Ok(())
     }

@@ -52,6 +52,14 @@ pub struct RetryRecord {
 /// (client id, call id).
 pub type RetryKey = (String, u64);
 
+/// A pending change to the retry table. A delete names the record's time so
+/// that stores can keep their by-time index (for expiry) in step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RetryWrite {
+    Put(RetryRecord),
+    Delete { time_ms: i64 },
+}
+
 /// Read access to committed state. Implemented by every store and by the
 /// planning overlay.
 pub trait ReadView {
@@ -62,6 +70,9 @@ pub trait ReadView {
     fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError>;
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError>;
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError>;
+    /// Retry records applied before `before_ms`, oldest first (ties in key
+    /// order), at most `limit`.
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError>;
 }
 
 /// A store: committed state plus atomic batch writes.
@@ -86,7 +97,7 @@ pub struct WriteBatch {
     pub inodes: BTreeMap<InodeId, Option<Inode>>,
     pub dentries: BTreeMap<(InodeId, String), Option<InodeId>>,
     pub meta: BTreeMap<String, Option<Vec<u8>>>,
-    pub retry: BTreeMap<RetryKey, Option<RetryRecord>>,
+    pub retry: BTreeMap<RetryKey, RetryWrite>,
 }
 
 impl WriteBatch {
@@ -119,6 +130,9 @@ impl<T: ReadView + ?Sized> ReadView for std::sync::Arc<T> {
     }
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
         (**self).retry(key)
+    }
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        (**self).retry_older_than(before_ms, limit)
     }
 }
 

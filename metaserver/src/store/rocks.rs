@@ -18,14 +18,16 @@ use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions, WriteOptions, DB,
 };
 
-use super::{Image, ReadView, RetryKey, RetryRecord, Store, StoreError, WriteBatch};
+use super::{Image, ReadView, RetryKey, RetryRecord, RetryWrite, Store, StoreError, WriteBatch};
 use crate::inode::{Inode, InodeId};
 
 const CF_INODE: &str = "inode";
 const CF_DENTRY: &str = "dentry";
 const CF_META: &str = "meta";
 const CF_RETRY: &str = "retry";
-const ALL_CFS: [&str; 4] = [CF_INODE, CF_DENTRY, CF_META, CF_RETRY];
+/// Index of the retry table by time: (time, retry key) -> empty. Derived: not exported.
+const CF_RETRY_TIME: &str = "retry_time";
+const ALL_CFS: [&str; 5] = [CF_INODE, CF_DENTRY, CF_META, CF_RETRY, CF_RETRY_TIME];
 /// Version byte in front of every encoded value.
 const VALUE_FORMAT_V1: u8 = 1;
 
@@ -92,6 +94,29 @@ fn retry_key(key: &RetryKey) -> Vec<u8> {
     k.push(0);
     k.extend_from_slice(&key.1.to_be_bytes());
     k
+}
+
+/// Sortable time prefix: i64 with the sign bit flipped, big-endian.
+fn time_key(time_ms: i64, key: &RetryKey) -> Vec<u8> {
+    let mut k = ((time_ms as u64) ^ (1 << 63)).to_be_bytes().to_vec();
+    k.extend_from_slice(&retry_key(key));
+    k
+}
+
+fn parse_retry_key(k: &[u8]) -> Result<RetryKey, StoreError> {
+    let split = k
+        .len()
+        .checked_sub(9)
+        .filter(|i| k[*i] == 0)
+        .ok_or(StoreError::Corrupt {
+            table: CF_RETRY,
+            detail: "bad key".into(),
+        })?;
+    let client = String::from_utf8(k[..split].to_vec()).map_err(|e| StoreError::Corrupt {
+        table: CF_RETRY,
+        detail: e.to_string(),
+    })?;
+    Ok((client, parse_id(CF_RETRY, &k[split + 1..])?))
 }
 
 fn parse_id(table: &'static str, bytes: &[u8]) -> Result<u64, StoreError> {
@@ -172,10 +197,17 @@ impl RocksStore {
                 None => wb.delete_cf(cf_m, k.as_bytes()),
             }
         }
+        let cf_t = self.cf(CF_RETRY_TIME);
         for (k, v) in &batch.retry {
             match v {
-                Some(v) => wb.put_cf(cf_r, retry_key(k), encode_value(v)),
-                None => wb.delete_cf(cf_r, retry_key(k)),
+                RetryWrite::Put(r) => {
+                    wb.put_cf(cf_r, retry_key(k), encode_value(r));
+                    wb.put_cf(cf_t, time_key(r.time_ms, k), []);
+                }
+                RetryWrite::Delete { time_ms } => {
+                    wb.delete_cf(cf_r, retry_key(k));
+                    wb.delete_cf(cf_t, time_key(*time_ms, k));
+                }
             }
         }
     }
@@ -253,6 +285,22 @@ impl ReadView for RocksStore {
             Some(v) => decode_value(CF_RETRY, &v).map(Some),
         }
     }
+
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(CF_RETRY_TIME), IteratorMode::Start) {
+            let (k, _) = item.map_err(io)?;
+            if k.len() < 8 || out.len() >= limit {
+                break;
+            }
+            let time = (u64::from_be_bytes(k[..8].try_into().expect("8 bytes")) ^ (1 << 63)) as i64;
+            if time >= before_ms {
+                break;
+            }
+            out.push((time, parse_retry_key(&k[8..])?));
+        }
+        Ok(out)
+    }
 }
 
 impl Store for RocksStore {
@@ -295,20 +343,7 @@ impl Store for RocksStore {
         }
         for item in snap.iterator_cf(self.cf(CF_RETRY), IteratorMode::Start) {
             let (k, v) = item.map_err(io)?;
-            let split = k
-                .len()
-                .checked_sub(9)
-                .filter(|i| k[*i] == 0)
-                .ok_or(StoreError::Corrupt {
-                    table: CF_RETRY,
-                    detail: "bad key".into(),
-                })?;
-            let client = String::from_utf8(k[..split].to_vec()).map_err(|e| StoreError::Corrupt {
-                table: CF_RETRY,
-                detail: e.to_string(),
-            })?;
-            let call = parse_id(CF_RETRY, &k[split + 1..])?;
-            image.retry.push(((client, call), decode_value(CF_RETRY, &v)?));
+            image.retry.push((parse_retry_key(&k)?, decode_value(CF_RETRY, &v)?));
         }
         Ok(image)
     }
@@ -343,7 +378,7 @@ impl Store for RocksStore {
             batch.meta.insert(k, Some(v));
         }
         for (k, v) in image.retry {
-            batch.retry.insert(k, Some(v));
+            batch.retry.insert(k, RetryWrite::Put(v));
         }
         self.fill(&mut wb, &batch);
         self.write(wb)

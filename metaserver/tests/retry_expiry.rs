@@ -1,0 +1,135 @@
+//! The retry table expires by log time, deterministically: records older
+//! than RETRY_CACHE_EXPIRY_MS go, at most MAX_RETRY_EXPIRIES_PER_ENTRY per
+//! entry, and the result does not depend on how entries were batched.
+
+use raftfs_metaserver::namespace::{
+    execute_write, expire_retry, format_batch, Engine, FormatInfo, NsConfig, Overlay, DEFAULT_SUPERGROUP,
+    MAX_RETRY_EXPIRIES_PER_ENTRY, RETRY_CACHE_EXPIRY_MS,
+};
+use raftfs_metaserver::store::{MemStore, ReadView, RocksStore, RocksStoreOptions, Store};
+use raftfs_proto::{CallCtx, FsError, Op, OpResult};
+
+fn info() -> FormatInfo {
+    FormatInfo {
+        cluster_id: "c".into(),
+        namespace_id: 1,
+        block_pool_id: "b".into(),
+        nameservice: "ns".into(),
+        superuser: "hdfs".into(),
+        supergroup: DEFAULT_SUPERGROUP.into(),
+        time_ms: 0,
+    }
+}
+
+fn ctx(call_id: u64) -> CallCtx {
+    CallCtx {
+        client_id: "cl".into(),
+        call_id,
+        user: "hdfs".into(),
+        groups: vec![],
+    }
+}
+
+fn mkdir(n: u64) -> Op {
+    Op::Mkdirs {
+        path: format!("/d{n}"),
+        permission: raftfs_proto::Permission(0o755),
+        create_parent: true,
+    }
+}
+
+fn check_engine<S: Store>(store: S) {
+    let e = Engine::open(store, &info()).unwrap();
+    let create = Op::Create {
+        path: "/f".into(),
+        permission: raftfs_proto::Permission(0o644),
+        overwrite: false,
+        create_parent: true,
+        replication: 3,
+        block_size: 1 << 27,
+    };
+    let first = e.execute(&ctx(1), &create, 1_000).unwrap();
+    // Within the window a retry is answered from the table.
+    assert_eq!(
+        e.execute(&ctx(1), &create, 1_000 + RETRY_CACHE_EXPIRY_MS - 1).unwrap(),
+        first
+    );
+    // After it, the record is gone and the retry runs again (and fails: the file exists).
+    e.execute(&ctx(2), &mkdir(0), 1_000 + RETRY_CACHE_EXPIRY_MS + 1)
+        .unwrap();
+    assert!(matches!(
+        e.execute(&ctx(1), &create, 1_000 + RETRY_CACHE_EXPIRY_MS + 2),
+        Err(FsError::FileAlreadyExists(_))
+    ));
+    // Many records expire a bounded number per write.
+    for n in 0..3000u64 {
+        e.execute(&ctx(100 + n), &mkdir(n + 1), 2_000_000 + n as i64).unwrap();
+    }
+    let later = 2_000_000 + 3000 + RETRY_CACHE_EXPIRY_MS;
+    assert_eq!(e.retry_records_older_than(later, 10_000).unwrap(), 3000);
+    e.execute(&ctx(99_999), &Op::GetFileInfo { path: "/".into() }, later)
+        .unwrap();
+    e.execute(&ctx(99_998), &mkdir(99_998), later).unwrap();
+    assert_eq!(
+        e.retry_records_older_than(later - 1, 10_000).unwrap(),
+        3000 - MAX_RETRY_EXPIRIES_PER_ENTRY
+    );
+}
+
+#[test]
+fn engine_expires_retry_records_memory() {
+    check_engine(MemStore::new());
+}
+
+#[test]
+fn engine_expires_retry_records_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    check_engine(RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap());
+}
+
+/// Two entries applied through one overlay, or committed one by one, leave
+/// the same store.
+#[test]
+fn expiry_does_not_depend_on_batching() {
+    let cfg = NsConfig {
+        superuser: "hdfs".into(),
+        supergroup: DEFAULT_SUPERGROUP.into(),
+    };
+    let seed = |s: &MemStore| {
+        s.commit(format_batch(&info())).unwrap();
+        let mut o = Overlay::new(s);
+        for n in 0..2500u64 {
+            execute_write(&cfg, &mut o, &ctx(n + 1), &mkdir(n), n as i64).unwrap();
+        }
+        let b = o.into_batch();
+        s.commit(b).unwrap();
+    };
+    let now = 5000 + RETRY_CACHE_EXPIRY_MS;
+    let (a, b) = (MemStore::new(), MemStore::new());
+    seed(&a);
+    seed(&b);
+    // a: two entries in one apply batch.
+    let mut o = Overlay::new(&a);
+    for (i, t) in [(0u64, now), (1, now + 1)] {
+        execute_write(&cfg, &mut o, &ctx(10_000 + i), &mkdir(10_000 + i), t).unwrap();
+        expire_retry(&mut o, t).unwrap();
+    }
+    let batch = o.into_batch();
+    a.commit(batch).unwrap();
+    // b: the same entries committed one by one.
+    for (i, t) in [(0u64, now), (1, now + 1)] {
+        let mut o = Overlay::new(&b);
+        execute_write(&cfg, &mut o, &ctx(10_000 + i), &mkdir(10_000 + i), t).unwrap();
+        expire_retry(&mut o, t).unwrap();
+        let batch = o.into_batch();
+        b.commit(batch).unwrap();
+    }
+    assert_eq!(a.export().unwrap(), b.export().unwrap());
+    let left = a.retry_older_than(i64::MAX, 100_000).unwrap().len();
+    assert_eq!(
+        left,
+        2500 + 2 - 2 * MAX_RETRY_EXPIRIES_PER_ENTRY,
+        "two entries expire two bounded rounds"
+    );
+    let _ = OpResult::Unit;
+}
