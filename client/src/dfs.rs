@@ -229,29 +229,29 @@ impl Shell<'_> {
         .boxed_local()
     }
 
+    /// Hadoop's `Ls` layout: `%s%s%<repl>s %-<owner>s %-<group>s %<len>s %s %s`,
+    /// with the replication and length columns at least 3 and 10 wide.
     fn print_ls(&mut self, rows: &[(String, FileStatus)], hum: bool) {
         let size = |s: &FileStatus| if hum { human(s.length) } else { s.length.to_string() };
-        let wr = rows
-            .iter()
-            .map(|(_, s)| if s.is_dir() { 1 } else { s.replication.to_string().len() })
-            .max()
-            .unwrap_or(1);
-        let wo = rows.iter().map(|(_, s)| s.owner.len()).max().unwrap_or(0);
-        let wg = rows.iter().map(|(_, s)| s.group.len()).max().unwrap_or(0);
-        let ws = rows.iter().map(|(_, s)| size(s).len()).max().unwrap_or(0);
-        for (path, s) in rows {
-            let rep = if s.is_dir() {
+        let rep = |s: &FileStatus| {
+            if s.is_dir() {
                 "-".to_string()
             } else {
                 s.replication.to_string()
-            };
-            // HDFS: type, permission, ACL flag (' ' without ACLs), then the columns.
+            }
+        };
+        let wr = rows.iter().map(|(_, s)| rep(s).len()).max().unwrap_or(0).max(3);
+        let wo = rows.iter().map(|(_, s)| s.owner.len()).max().unwrap_or(0);
+        let wg = rows.iter().map(|(_, s)| s.group.len()).max().unwrap_or(0);
+        let ws = rows.iter().map(|(_, s)| size(s).len()).max().unwrap_or(0).max(10);
+        for (path, s) in rows {
+            // The character after the permission is the ACL flag: ' ' without ACLs.
             let _ = writeln!(
                 self.out,
-                "{}{}  {:>wr$} {:<wo$} {:<wg$} {:>ws$} {} {}",
+                "{}{} {:>wr$} {:<wo$} {:<wg$} {:>ws$} {} {}",
                 type_char(s),
                 s.permission,
-                rep,
+                rep(s),
                 s.owner,
                 s.group,
                 size(s),
