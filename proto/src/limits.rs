@@ -24,3 +24,7 @@ pub const MAX_REPLICATION: u16 = 512;
 pub const MIN_BLOCK_SIZE_BYTES: u64 = 1024 * 1024;
 /// Most children one directory may hold (HDFS `dfs.namenode.fs-limits.max-directory-items`).
 pub const MAX_DIRECTORY_ITEMS: u64 = 1024 * 1024;
+/// Largest block size accepted, in bytes.
+pub const MAX_BLOCK_SIZE_BYTES: u64 = 1 << 40;
+/// Block sizes are multiples of this (HDFS `dfs.bytes-per-checksum`).
+pub const BYTES_PER_CHECKSUM: u64 = 512;

@@ -6,7 +6,10 @@
 //! Semantics follow HDFS (see REFERENCE.md's table); messages follow the
 //! texts HDFS prints, so a user can search for them.
 
-use raftfs_proto::limits::{MAX_DIRECTORY_ITEMS, MAX_PRINCIPAL_LEN_BYTES, MAX_REPLICATION, MIN_BLOCK_SIZE_BYTES};
+use raftfs_proto::limits::{
+    BYTES_PER_CHECKSUM, MAX_BLOCK_SIZE_BYTES, MAX_DIRECTORY_ITEMS, MAX_PRINCIPAL_LEN_BYTES, MAX_REPLICATION,
+    MIN_BLOCK_SIZE_BYTES,
+};
 use raftfs_proto::{CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
 
 use super::delta::{Attr, Delta, Mutation};
@@ -281,6 +284,11 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
         if block_size < MIN_BLOCK_SIZE_BYTES {
             return Err(FsError::InvalidArgument(format!(
                 "Specified block size is less than configured minimum value (dfs.namenode.fs-limits.min-block-size): {block_size} < {MIN_BLOCK_SIZE_BYTES}"
+            )));
+        }
+        if block_size > MAX_BLOCK_SIZE_BYTES || block_size % BYTES_PER_CHECKSUM != 0 {
+            return Err(FsError::InvalidArgument(format!(
+                "Invalid block size {block_size}: must be a multiple of {BYTES_PER_CHECKSUM} (io.bytes.per.checksum) and at most {MAX_BLOCK_SIZE_BYTES}"
             )));
         }
         let r = self.resolve(raw)?;

@@ -14,11 +14,128 @@ use std::ops::Bound;
 use parking_lot::RwLock;
 
 use super::{Image, ReadView, RetryKey, RetryRecord, RetryWrite, Store, StoreError, WriteBatch};
-use crate::inode::{Inode, InodeId};
+use raftfs_proto::Permission;
+
+use crate::inode::{Inode, InodeId, InodeKind, Quota};
+
+/// Block sizes are kept in units of this many bytes.
+const BLOCK_UNIT_BYTES: u64 = raftfs_proto::limits::BYTES_PER_CHECKSUM;
+
+/// Owner, group and lease-holder names, interned: most inodes share a handful of them.
+#[derive(Default)]
+struct Names {
+    names: Vec<Box<str>>,
+    index: HashMap<Box<str>, u32>,
+}
+
+impl Names {
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(i) = self.index.get(name) {
+            return *i;
+        }
+        let i = u32::try_from(self.names.len()).expect("fewer than 2^32 distinct user and group names");
+        self.names.push(name.into());
+        self.index.insert(name.into(), i);
+        i
+    }
+    fn get(&self, i: u32) -> &str {
+        &self.names[i as usize]
+    }
+}
+
+/// An inode as the memory store keeps it: names interned, fields packed
+/// (64 bytes; see the size test below).
+struct MemInode {
+    mtime: i64,
+    atime: i64,
+    kind: MemKind,
+    owner: u32,
+    group: u32,
+    permission: u16,
+}
+
+enum MemKind {
+    /// `block_units`: the block size in 512-byte units (plan checks it is a
+    /// multiple of 512 and at most 2^40); `lease_holder`: an interned client id.
+    File {
+        length: u64,
+        block_units: u32,
+        replication: u16,
+        lease_holder: Option<u32>,
+    },
+    Directory {
+        children: u64,
+        quota: Option<Box<Quota>>,
+    },
+}
+
+impl MemInode {
+    fn pack(i: Inode, names: &mut Names) -> MemInode {
+        let kind = match i.kind {
+            InodeKind::File {
+                replication,
+                block_size,
+                length,
+                lease_holder,
+            } => {
+                assert!(
+                    block_size % BLOCK_UNIT_BYTES == 0 && block_size / BLOCK_UNIT_BYTES <= u32::MAX as u64,
+                    "block size {block_size} of inode {} cannot be packed",
+                    i.id
+                );
+                MemKind::File {
+                    length,
+                    block_units: (block_size / BLOCK_UNIT_BYTES) as u32,
+                    replication,
+                    lease_holder: lease_holder.map(|h| names.intern(&h)),
+                }
+            }
+            InodeKind::Directory { children, quota } => MemKind::Directory { children, quota },
+        };
+        MemInode {
+            mtime: i.mtime,
+            atime: i.atime,
+            kind,
+            owner: names.intern(&i.owner),
+            group: names.intern(&i.group),
+            permission: i.permission.bits(),
+        }
+    }
+
+    fn unpack(&self, id: InodeId, names: &Names) -> Inode {
+        let kind = match &self.kind {
+            MemKind::File {
+                length,
+                block_units,
+                replication,
+                lease_holder,
+            } => InodeKind::File {
+                replication: *replication,
+                block_size: *block_units as u64 * BLOCK_UNIT_BYTES,
+                length: *length,
+                lease_holder: lease_holder.map(|h| names.get(h).to_string()),
+            },
+            MemKind::Directory { children, quota } => InodeKind::Directory {
+                children: *children,
+                quota: quota.clone(),
+            },
+        };
+        Inode {
+            id,
+            kind,
+            permission: Permission::new(self.permission),
+            owner: names.get(self.owner).to_string(),
+            group: names.get(self.group).to_string(),
+            mtime: self.mtime,
+            atime: self.atime,
+        }
+    }
+}
 
 #[derive(Default)]
 struct Maps {
-    inodes: HashMap<InodeId, Inode>,
+    names: Names,
+    inodes: HashMap<InodeId, MemInode>,
     dentries: BTreeMap<(InodeId, Box<str>), InodeId>,
     meta: BTreeMap<String, Vec<u8>>,
     retry: HashMap<RetryKey, RetryRecord>,
@@ -39,7 +156,8 @@ impl MemStore {
 
 impl ReadView for MemStore {
     fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
-        Ok(self.maps.read().inodes.get(&id).cloned())
+        let maps = self.maps.read();
+        Ok(maps.inodes.get(&id).map(|m| m.unpack(id, &maps.names)))
     }
 
     fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
@@ -92,7 +210,8 @@ impl Store for MemStore {
             match v {
                 Some(inode) => {
                     assert_eq!(inode.id, id, "inode record stored under another id");
-                    maps.inodes.insert(id, inode);
+                    let packed = MemInode::pack(inode, &mut maps.names);
+                    maps.inodes.insert(id, packed);
                 }
                 None => {
                     maps.inodes.remove(&id);
@@ -135,7 +254,7 @@ impl Store for MemStore {
 
     fn export(&self) -> Result<Image, StoreError> {
         let maps = self.maps.read();
-        let mut inodes: Vec<Inode> = maps.inodes.values().cloned().collect();
+        let mut inodes: Vec<Inode> = maps.inodes.iter().map(|(id, m)| m.unpack(*id, &maps.names)).collect();
         inodes.sort_by_key(|i| i.id);
         let mut retry: Vec<(RetryKey, RetryRecord)> = maps.retry.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         retry.sort_by(|a, b| a.0.cmp(&b.0));
@@ -154,7 +273,9 @@ impl Store for MemStore {
     fn import(&self, image: Image) -> Result<(), StoreError> {
         let mut maps = Maps::default();
         for inode in image.inodes {
-            maps.inodes.insert(inode.id, inode);
+            let id = inode.id;
+            let packed = MemInode::pack(inode, &mut maps.names);
+            maps.inodes.insert(id, packed);
         }
         for (p, n, c) in image.dentries {
             maps.dentries.insert((p, n.into_boxed_str()), c);
@@ -170,5 +291,19 @@ impl Store for MemStore {
 
     fn kind(&self) -> &'static str {
         "memory"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_inode_is_small() {
+        assert!(
+            std::mem::size_of::<MemInode>() <= 64,
+            "MemInode is {} bytes",
+            std::mem::size_of::<MemInode>()
+        );
     }
 }
