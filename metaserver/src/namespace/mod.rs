@@ -1,6 +1,6 @@
 //! The namespace engine: HDFS namespace semantics over a [`Store`].
 //!
-//! Every write is two pure steps (DESIGN.md §4): [`plan`] reads a view of
+//! Every write is two pure steps (DESIGN.md §4): [`plan()`] reads a view of
 //! committed state and produces a [`Delta`]; [`Overlay::stage`] applies the
 //! delta with guard checks. [`execute_write`] puts the two together with the
 //! replicated retry cache (DESIGN.md §5). In `--exec apply` mode the Raft

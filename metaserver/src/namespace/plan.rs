@@ -286,7 +286,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
                 "Specified block size is less than configured minimum value (dfs.namenode.fs-limits.min-block-size): {block_size} < {MIN_BLOCK_SIZE_BYTES}"
             )));
         }
-        if block_size > MAX_BLOCK_SIZE_BYTES || block_size % BYTES_PER_CHECKSUM != 0 {
+        if block_size > MAX_BLOCK_SIZE_BYTES || !block_size.is_multiple_of(BYTES_PER_CHECKSUM) {
             return Err(FsError::InvalidArgument(format!(
                 "Invalid block size {block_size}: must be a multiple of {BYTES_PER_CHECKSUM} (io.bytes.per.checksum) and at most {MAX_BLOCK_SIZE_BYTES}"
             )));

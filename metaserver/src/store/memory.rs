@@ -79,7 +79,7 @@ impl MemInode {
                 lease_holder,
             } => {
                 assert!(
-                    block_size % BLOCK_UNIT_BYTES == 0 && block_size / BLOCK_UNIT_BYTES <= u32::MAX as u64,
+                    block_size.is_multiple_of(BLOCK_UNIT_BYTES) && block_size / BLOCK_UNIT_BYTES <= u32::MAX as u64,
                     "block size {block_size} of inode {} cannot be packed",
                     i.id
                 );
