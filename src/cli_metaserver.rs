@@ -44,6 +44,9 @@ pub struct MetaserverArgs {
     /// Take a snapshot after this many log entries.
     #[arg(long = "snapshot-logs")]
     pub snapshot_logs: Option<u64>,
+    /// Log entries kept behind a snapshot.
+    #[arg(long = "snapshot-keep-logs")]
+    pub snapshot_keep_logs: Option<u64>,
 }
 
 impl MetaserverArgs {
@@ -64,6 +67,7 @@ impl MetaserverArgs {
             election_timeout_min_ms: self.election_timeout_min_ms.or(f.election_timeout_min_ms),
             election_timeout_max_ms: self.election_timeout_max_ms.or(f.election_timeout_max_ms),
             snapshot_logs: self.snapshot_logs.or(f.snapshot_logs),
+            snapshot_keep_logs: self.snapshot_keep_logs.or(f.snapshot_keep_logs),
         })
     }
 }
@@ -84,6 +88,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         election_timeout_min_ms: a.election_timeout_min_ms.unwrap_or(d.election_timeout_min_ms),
         election_timeout_max_ms: a.election_timeout_max_ms.unwrap_or(d.election_timeout_max_ms),
         snapshot_logs_since_last: a.snapshot_logs.unwrap_or(d.snapshot_logs_since_last),
+        logs_kept_after_snapshot: a.snapshot_keep_logs.unwrap_or(d.logs_kept_after_snapshot),
     };
     let version = layout::check(&dir, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
     let listen: SocketAddr = match a.listen {

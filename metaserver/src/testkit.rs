@@ -16,6 +16,7 @@ pub fn fast_timings() -> RaftTimings {
         election_timeout_min_ms: 200,
         election_timeout_max_ms: 400,
         snapshot_logs_since_last: 100_000,
+        logs_kept_after_snapshot: 1000,
     }
 }
 

@@ -26,12 +26,19 @@ pub struct Cluster {
     pub root: tempfile::TempDir,
     pub members: BTreeMap<u64, String>,
     pub store: String,
+    /// Extra `raftfs metaserver` arguments (e.g. `--snapshot-logs 20`).
+    pub extra_args: Vec<String>,
     children: BTreeMap<u64, Child>,
 }
 
 impl Cluster {
     /// Format and start `n` members with `store` (memory or rocksdb).
     pub fn start(n: u64, store: &str) -> Cluster {
+        Cluster::start_with(n, store, &[])
+    }
+
+    /// As [`Cluster::start`], passing `extra` to every metaserver.
+    pub fn start_with(n: u64, store: &str, extra: &[&str]) -> Cluster {
         let root = tempfile::tempdir().expect("temp dir");
         let ports = free_ports(n as usize);
         let members: BTreeMap<u64, String> = (1..=n)
@@ -78,10 +85,12 @@ impl Cluster {
                 ids = Some((field("ClusterID"), field("NamespaceID"), field("BlockPoolID")));
             }
         }
+        let extra_args = extra.iter().map(|s| s.to_string()).collect();
         let mut c = Cluster {
             root,
             members,
             store: store.to_string(),
+            extra_args,
             children: BTreeMap::new(),
         };
         for i in 1..=n {
@@ -110,6 +119,7 @@ impl Cluster {
                 "--election-timeout-max-ms",
                 "600",
             ])
+            .args(&self.extra_args)
             .arg("--dir")
             .arg(self.dir(i))
             .stdin(Stdio::null())

@@ -77,12 +77,17 @@ fn read_bincode<T: serde::de::DeserializeOwned>(view: &dyn Store, key: &str) -> 
 
 impl NsStateMachine {
     /// Open the state machine over `store`; `dir` holds the snapshot file.
-    /// An empty store (always the case for `--store memory` after a restart)
-    /// is loaded from the snapshot file, when there is one.
+    /// The store is loaded from the snapshot file when the file is ahead of
+    /// it: always for `--store memory` after a restart (the store starts
+    /// empty), and for RocksDB after a machine crash that lost the unsynced
+    /// tail of its writes below a snapshot whose log was already purged.
     pub fn open(store: Arc<dyn Store>, dir: &Path) -> io::Result<NsStateMachine> {
-        if store.meta(META_APPLIED).map_err(io_err)?.is_none() {
-            if let Some(bytes) = snapshot::read_file(dir)? {
-                let (_, image) = snapshot::decode(&bytes)?;
+        let applied = read_bincode::<LogId>(&*store, META_APPLIED)?;
+        if let Some(bytes) = snapshot::read_file(dir)? {
+            let (meta, image) = snapshot::decode(&bytes)?;
+            let snap_index = meta.last_log_id.as_ref().map(|l| l.index);
+            if snap_index > applied.as_ref().map(|l| l.index) {
+                tracing::info!(snapshot = ?meta.last_log_id, store = ?applied, "loading the namespace from the snapshot file");
                 store.import(image).map_err(io_err)?;
             }
         }

@@ -59,6 +59,9 @@ pub struct RaftTimings {
     pub election_timeout_max_ms: u64,
     /// Take a snapshot after this many log entries since the last one.
     pub snapshot_logs_since_last: u64,
+    /// Log entries kept behind a snapshot (so a briefly lagging member
+    /// catches up from the log rather than a snapshot).
+    pub logs_kept_after_snapshot: u64,
 }
 
 impl Default for RaftTimings {
@@ -68,6 +71,7 @@ impl Default for RaftTimings {
             election_timeout_min_ms: 500,
             election_timeout_max_ms: 1000,
             snapshot_logs_since_last: 100_000,
+            logs_kept_after_snapshot: 1000,
         }
     }
 }
@@ -155,7 +159,7 @@ impl Member {
             election_timeout_min: t.election_timeout_min_ms,
             election_timeout_max: t.election_timeout_max_ms,
             snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(t.snapshot_logs_since_last),
-            max_in_snapshot_log_to_keep: 1000,
+            max_in_snapshot_log_to_keep: t.logs_kept_after_snapshot,
             install_snapshot_timeout: 60_000,
             api_batch_capacity: 4096,
             max_payload_entries: 1000,
