@@ -47,6 +47,9 @@ pub struct MetaserverArgs {
     /// Log entries kept behind a snapshot.
     #[arg(long = "snapshot-keep-logs")]
     pub snapshot_keep_logs: Option<u64>,
+    /// Most client ops packed into one log entry (group commit; 1 = one entry per op).
+    #[arg(long = "max-ops-per-entry")]
+    pub max_ops_per_entry: Option<usize>,
 }
 
 impl MetaserverArgs {
@@ -68,6 +71,7 @@ impl MetaserverArgs {
             election_timeout_max_ms: self.election_timeout_max_ms.or(f.election_timeout_max_ms),
             snapshot_logs: self.snapshot_logs.or(f.snapshot_logs),
             snapshot_keep_logs: self.snapshot_keep_logs.or(f.snapshot_keep_logs),
+            max_ops_per_entry: self.max_ops_per_entry.or(f.max_ops_per_entry),
         })
     }
 }
@@ -111,6 +115,9 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         store,
         timings,
         expect_cluster_id: a.cluster_id,
+        max_ops_per_entry: a
+            .max_ops_per_entry
+            .unwrap_or(raftfs_metaserver::server::batcher::MAX_OPS_PER_ENTRY),
     };
     let member = Arc::new(
         Member::open(&cfg)

@@ -49,6 +49,9 @@ pub struct NnArgs {
     pub runs: usize,
     #[arg(long, default_value = "/nnThroughputBenchmark")]
     pub base: String,
+    /// --level raft: most client ops per log entry (1 = one entry per op).
+    #[arg(long = "max-ops-per-entry", default_value_t = raftfs_metaserver::server::batcher::MAX_OPS_PER_ENTRY)]
+    pub max_ops_per_entry: usize,
 }
 
 const OPS: [&str; 6] = ["create", "mkdirs", "open", "fileStatus", "rename", "delete"];
@@ -72,7 +75,7 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
     let bench = Arc::new(match (&a.fs, a.level.as_str()) {
         (Some(fs), _) => Bench::remote(fs, a.user.as_deref())?,
         (None, "engine") => Bench::engine(store).await?,
-        (None, "raft") => Bench::raft(store).await?,
+        (None, "raft") => Bench::raft(store, a.max_ops_per_entry).await?,
         (None, other) => bail!("--level must be engine or raft, not {other:?}"),
     });
     let ops: Vec<&str> = if a.op == "all" {
@@ -87,6 +90,7 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
     }
     let where_ = match &a.fs {
         Some(fs) => format!("remote {fs}"),
+        None if a.level == "raft" => format!("level=raft store={} max-ops-per-entry={}", a.store, a.max_ops_per_entry),
         None => format!("level={} store={}", a.level, a.store),
     };
     println!("# raftfs nnthroughput, {where_}");

@@ -62,9 +62,9 @@ impl Bench {
         })
     }
 
-    pub async fn raft(kind: StoreKind) -> anyhow::Result<Bench> {
+    pub async fn raft(kind: StoreKind, max_ops_per_entry: usize) -> anyhow::Result<Bench> {
         let dir = tempfile::tempdir()?;
-        let member = raftfs_metaserver::testkit::single_member(dir.path(), kind, BENCH_USER)
+        let member = raftfs_metaserver::testkit::single_member_with(dir.path(), kind, BENCH_USER, max_ops_per_entry)
             .await
             .map_err(|e| anyhow::anyhow!("start member: {e}"))?;
         Ok(Bench {

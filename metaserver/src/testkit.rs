@@ -39,6 +39,16 @@ pub fn test_version(id: u64, members: &BTreeMap<u64, String>, superuser: &str) -
 /// Format and open a single-member nameservice in `dir`, and wait until it
 /// serves calls.
 pub async fn single_member(dir: &Path, store: StoreKind, superuser: &str) -> Result<Member, FsError> {
+    single_member_with(dir, store, superuser, crate::server::batcher::MAX_OPS_PER_ENTRY).await
+}
+
+/// As [`single_member`], packing at most `max_ops_per_entry` ops per log entry.
+pub async fn single_member_with(
+    dir: &Path,
+    store: StoreKind,
+    superuser: &str,
+    max_ops_per_entry: usize,
+) -> Result<Member, FsError> {
     let members = BTreeMap::from([(1u64, "127.0.0.1:1".to_string())]);
     format_member(dir, &test_version(1, &members, superuser))?;
     let cfg = MemberConfig {
@@ -47,6 +57,7 @@ pub async fn single_member(dir: &Path, store: StoreKind, superuser: &str) -> Res
         store,
         timings: fast_timings(),
         expect_cluster_id: None,
+        max_ops_per_entry,
     };
     let member = Member::open(&cfg).await?;
     wait_serving(&member).await?;

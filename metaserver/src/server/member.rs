@@ -1,10 +1,10 @@
 //! One nameservice member: store, Raft, and the calls the gRPC service (and
 //! the in-process benchmark) make on it.
 //!
-//! Writes: the op is proposed as a [`Command::Ops`] entry stamped with this
-//! leader's clock; openraft batches concurrent proposals into one append and
-//! one fsync (group commit); the caller is answered after the entry is
-//! committed by a majority and applied. Reads: openraft's lease read
+//! Writes: ops queue in the [`Batcher`], which packs concurrent ones into one
+//! [`Command::Ops`] entry stamped with this leader's clock; openraft merges
+//! concurrent entries into one append and one fsync (group commit); the
+//! caller is answered after the entry is committed by a majority and applied. Reads: openraft's lease read
 //! confirms leadership (the lease is bounded by the election timeout), waits
 //! until the state machine has applied up to the read index, then reads
 //! the store.
@@ -25,6 +25,7 @@ use openraft::{BasicNode, ServerState};
 
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 
+use super::batcher::Batcher;
 use super::layout::{self, VersionFile};
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
 use crate::raft::network::NetworkFactory;
@@ -84,6 +85,8 @@ pub struct MemberConfig {
     pub timings: RaftTimings,
     /// Refuse to start unless VERSION names this cluster.
     pub expect_cluster_id: Option<String>,
+    /// Most client ops packed into one log entry (1 = one entry per op).
+    pub max_ops_per_entry: usize,
 }
 
 /// How long a write waits for the namespace to be formatted after a leader is elected.
@@ -91,6 +94,7 @@ const FORMAT_WAIT_MS: u64 = 10_000;
 
 pub struct Member {
     pub raft: Raft,
+    batcher: Batcher,
     pub version: VersionFile,
     shared: Arc<SmShared>,
     addrs: BTreeMap<u64, String>,
@@ -170,8 +174,10 @@ impl Member {
         let raft = Raft::new(cfg.member_id, Arc::new(config), NetworkFactory::default(), log, sm)
             .await
             .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
+        let batcher = Batcher::start(raft.clone(), cfg.max_ops_per_entry, write_error);
         let member = Member {
             raft,
+            batcher,
             shared,
             addrs: version.members.clone(),
             version,
@@ -251,14 +257,7 @@ impl Member {
             self.wait_formatted().await?;
         }
         if op.is_write() {
-            let cmd = Command::Ops {
-                time_ms: now_ms(),
-                ops: vec![(ctx, op)],
-            };
-            let resp = self.raft.client_write(cmd).await.map_err(write_error)?;
-            let mut results = resp.data.results;
-            assert_eq!(results.len(), 1, "one result per proposed op");
-            results.pop().expect("one result")
+            self.batcher.write(ctx, op).await
         } else {
             self.raft.ensure_linearizable(read_option()).await.map_err(read_error)?;
             let cfg = self
