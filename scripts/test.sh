@@ -10,4 +10,13 @@ bash scripts/setup.sh
 cargo fmt --all -- --check
 cargo build --workspace --all-targets
 cargo clippy --workspace --all-targets -- -D warnings
-cargo test --workspace --no-fail-fast -- --test-threads=2
+mkdir -p target
+set +e
+cargo test --workspace --no-fail-fast -- --test-threads=2 2>&1 | tee target/test-output.txt
+status=${PIPESTATUS[0]}
+set -e
+# cargo prints one "test result" line per test binary, the last often of a
+# crate with no tests: close with the totals of them all.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i == "passed;") p += $(i-1); if ($i == "failed;") f += $(i-1) } }
+     END { printf "%d passed, %d failed\n", p, f }' target/test-output.txt
+exit "$status"
