@@ -18,6 +18,15 @@ use raftfs_metaserver::server::layout;
 
 use crate::cli_format::{new_ids, version_for, FormatArgs};
 
+/// Print a line of progress; a closed stdout (a pipe whose reader left) must
+/// not stop the cluster, so write errors are ignored.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 /// Most members `raftfs dev` starts.
 const MAX_DEV_MEMBERS: u64 = 9;
 /// How long to wait for the nameservice to answer before giving up.
@@ -70,7 +79,7 @@ fn format_all(a: &DevArgs, members: &BTreeMap<u64, String>) -> anyhow::Result<()
         let v = version_for(&fa, members, now);
         raftfs_metaserver::server::format_member(&fa.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    println!("Formatted nameservice ns1 of cluster {cid} in {}", a.dir.display());
+    say!("Formatted nameservice ns1 of cluster {cid} in {}", a.dir.display());
     Ok(())
 }
 
@@ -108,7 +117,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
                     v.members
                 );
             }
-            println!(
+            say!(
                 "Restarting nameservice ns1 of cluster {} from {}",
                 v.cluster_id,
                 a.dir.display()
@@ -153,7 +162,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             .with_context(|| format!("start member {i}"))?;
         let pid = child.id().context("member pid")?;
         std::fs::write(pid_file(&a.dir, *i), format!("{pid}\n"))?;
-        println!(
+        say!(
             "  member {i}: pid {pid}, listening on {}, log {}",
             members[i],
             log_path.display()
@@ -162,19 +171,19 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     }
     let fs = format!("raftfs://{}", members.values().cloned().collect::<Vec<_>>().join(","));
     wait_ready(&fs).await?;
-    println!("Nameservice ns1 is serving. Use it with:");
-    println!("  --fs {fs}");
-    println!("  export RAFTFS_FS={fs}");
+    say!("Nameservice ns1 is serving. Use it with:");
+    say!("  --fs {fs}");
+    say!("  export RAFTFS_FS={fs}");
     if a.detach {
         return Ok(());
     }
-    println!("Press Ctrl-C to stop every member.");
+    say!("Press Ctrl-C to stop every member.");
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
-    println!("Stopping...");
+    say!("Stopping...");
     for (_, pid, _) in &children {
         signal(*pid, libc::SIGTERM);
     }
@@ -190,7 +199,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         }
         let _ = std::fs::remove_file(pid_file(&a.dir, *i));
     }
-    println!("Stopped.");
+    say!("Stopped.");
     Ok(())
 }
 
