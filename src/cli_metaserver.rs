@@ -32,22 +32,22 @@ pub struct MetaserverArgs {
     /// Refuse to start unless the directory belongs to this ClusterID.
     #[arg(long = "cluster-id")]
     pub cluster_id: Option<String>,
-    /// Raft heartbeat interval.
+    /// Raft heartbeat interval (default 100).
     #[arg(long = "heartbeat-ms")]
     pub heartbeat_ms: Option<u64>,
-    /// Smallest election timeout.
+    /// Smallest election timeout (default 500).
     #[arg(long = "election-timeout-min-ms")]
     pub election_timeout_min_ms: Option<u64>,
-    /// Largest election timeout.
+    /// Largest election timeout (default 1000).
     #[arg(long = "election-timeout-max-ms")]
     pub election_timeout_max_ms: Option<u64>,
-    /// Take a snapshot after this many log entries.
+    /// Take a snapshot after this many log entries (default 100000).
     #[arg(long = "snapshot-logs")]
     pub snapshot_logs: Option<u64>,
-    /// Log entries kept behind a snapshot.
+    /// Log entries kept behind a snapshot (default 1000).
     #[arg(long = "snapshot-keep-logs")]
     pub snapshot_keep_logs: Option<u64>,
-    /// Most client ops packed into one log entry (group commit; 1 = one entry per op).
+    /// Most client ops packed into one log entry (group commit; default 256; 1 = one entry per op).
     #[arg(long = "max-ops-per-entry")]
     pub max_ops_per_entry: Option<usize>,
 }
