@@ -429,30 +429,22 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
             if check_all {
                 self.caller.check(&d, ALL, &dpath)?;
             }
-            let mut after = String::new();
-            loop {
-                let page = self.view.children(d.id, &after, SUBTREE_PAGE_ENTRIES)?;
-                for (name, cid) in &page {
-                    let child = self.view.inode(*cid)?.ok_or_else(|| {
-                        FsError::Internal(format!("dentry {}/{name} points at missing inode {cid}", d.id))
-                    })?;
-                    ns += 1;
-                    ds += child.space_consumed();
-                    self.muts.push(Mutation::Unlink {
-                        parent: d.id,
-                        name: name.clone(),
-                        child: *cid,
-                    });
-                    self.muts.push(Mutation::DeleteInode(*cid));
-                    if child.is_dir() && child.children() > 0 {
-                        stack.push((child, format!("{}/{name}", dpath.trim_end_matches('/'))));
-                    }
+            let view = self.view;
+            super::read::for_each_child(view, d.id, |name, child| {
+                ns += 1;
+                ds += child.space_consumed();
+                self.muts.push(Mutation::Unlink {
+                    parent: d.id,
+                    name: name.to_string(),
+                    child: child.id,
+                });
+                self.muts.push(Mutation::DeleteInode(child.id));
+                if child.is_dir() && child.children() > 0 {
+                    let cpath = format!("{}/{name}", dpath.trim_end_matches('/'));
+                    stack.push((child, cpath));
                 }
-                if page.len() < SUBTREE_PAGE_ENTRIES {
-                    break;
-                }
-                after = page.last().expect("non-empty page").0.clone();
-            }
+                Ok(())
+            })?;
         }
         Ok((ns, ds))
     }

@@ -9,7 +9,7 @@ use super::permission::{Caller, EXECUTE, READ};
 use super::plan::SUBTREE_PAGE_ENTRIES;
 use super::resolve::resolve;
 use super::NsConfig;
-use crate::inode::Inode;
+use crate::inode::{Inode, InodeId};
 use crate::path::FsPath;
 use crate::store::ReadView;
 
@@ -110,22 +110,35 @@ fn summarize<V: ReadView + ?Sized>(
         }
         s.directory_count += 1;
         caller.check(&inode, READ | EXECUTE, &ipath)?;
-        let mut after = String::new();
-        loop {
-            let page = view.children(inode.id, &after, SUBTREE_PAGE_ENTRIES)?;
-            for (name, id) in &page {
-                let child = view
-                    .inode(*id)?
-                    .ok_or_else(|| FsError::Internal(format!("dangling dentry {name} -> {id}")))?;
-                stack.push((child, format!("{}/{name}", ipath.trim_end_matches('/'))));
-            }
-            if page.len() < SUBTREE_PAGE_ENTRIES {
-                break;
-            }
-            after = page.last().expect("non-empty").0.clone();
-        }
+        for_each_child(view, inode.id, |name, child| {
+            stack.push((child, format!("{}/{name}", ipath.trim_end_matches('/'))));
+            Ok(())
+        })?;
     }
     Ok(s)
+}
+
+/// Call `f` with the name and inode of every child of directory `dir`, in
+/// name order, reading [`SUBTREE_PAGE_ENTRIES`] at a time.
+pub(crate) fn for_each_child<V: ReadView + ?Sized>(
+    view: &V,
+    dir: InodeId,
+    mut f: impl FnMut(&str, Inode) -> Result<(), FsError>,
+) -> Result<(), FsError> {
+    let mut after = String::new();
+    loop {
+        let page = view.children(dir, &after, SUBTREE_PAGE_ENTRIES)?;
+        for (name, id) in &page {
+            let child = view
+                .inode(*id)?
+                .ok_or_else(|| FsError::Internal(format!("dentry {dir}/{name} points at missing inode {id}")))?;
+            f(name, child)?;
+        }
+        if page.len() < SUBTREE_PAGE_ENTRIES {
+            return Ok(());
+        }
+        after = page.last().expect("non-empty page").0.clone();
+    }
 }
 
 /// (names, bytes of space) in the subtree rooted at `top`, including `top`.
@@ -142,26 +155,16 @@ pub fn count_subtree<V: ReadView + ?Sized>(view: &V, top: &Inode) -> Result<(u64
         if !inode.is_dir() {
             continue;
         }
-        let mut after = String::new();
-        loop {
-            let page = view.children(inode.id, &after, SUBTREE_PAGE_ENTRIES)?;
-            for (name, id) in &page {
-                let child = view
-                    .inode(*id)?
-                    .ok_or_else(|| FsError::Internal(format!("dangling dentry {name} -> {id}")))?;
-                match child.quota() {
-                    Some(q) => {
-                        ns += q.ns_used;
-                        ds += q.ds_used;
-                    }
-                    None => stack.push(child),
+        for_each_child(view, inode.id, |_, child| {
+            match child.quota() {
+                Some(q) => {
+                    ns += q.ns_used;
+                    ds += q.ds_used;
                 }
+                None => stack.push(child),
             }
-            if page.len() < SUBTREE_PAGE_ENTRIES {
-                break;
-            }
-            after = page.last().expect("non-empty").0.clone();
-        }
+            Ok(())
+        })?;
     }
     Ok((ns, ds))
 }
