@@ -8,6 +8,14 @@ use std::process::Command;
 
 use raftfs_proto::{codec, pb, FsError, OpResult};
 
+type Client = pb::namespace_client::NamespaceClient<tonic::transport::Channel>;
+
+/// Send one raw request and decode the typed result in the reply.
+async fn send(c: &mut Client, req: pb::CallRequest) -> Result<OpResult, FsError> {
+    let reply = c.call(req).await.expect("transport").into_inner();
+    codec::decode(&reply.result_bin, "reply").expect("a decodable reply")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_on_the_grpc_port_leaves_the_member_serving() {
     let cluster = common::Cluster::start(3, "rocksdb");
@@ -52,27 +60,25 @@ async fn malformed_op_payload_is_a_typed_error() {
         vec![0xff; 64],
         vec![0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f],
     ] {
-        let reply = c
-            .call(pb::CallRequest {
+        let r = send(
+            &mut c,
+            pb::CallRequest {
                 ctx: ctx(),
                 op_bin: payload,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let r: Result<OpResult, FsError> = codec::decode(&reply.result_bin, "reply").unwrap();
+            },
+        )
+        .await;
         assert!(matches!(r, Err(FsError::InvalidArgument(_))), "{r:?}");
     }
     // No context at all.
-    let reply = c
-        .call(pb::CallRequest {
+    let r = send(
+        &mut c,
+        pb::CallRequest {
             ctx: None,
             op_bin: vec![],
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let r: Result<OpResult, FsError> = codec::decode(&reply.result_bin, "reply").unwrap();
+        },
+    )
+    .await;
     assert!(matches!(r, Err(FsError::InvalidArgument(_))), "{r:?}");
     // An empty user is refused as an unknown user.
     let op = codec::encode(&raftfs_proto::Op::GetFileInfo { path: "/".into() }).unwrap();
@@ -82,15 +88,14 @@ async fn malformed_op_payload_is_a_typed_error() {
         user: "".into(),
         groups: vec![],
     });
-    let reply = c
-        .call(pb::CallRequest {
+    let r = send(
+        &mut c,
+        pb::CallRequest {
             ctx: bad_ctx,
             op_bin: op,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let r: Result<OpResult, FsError> = codec::decode(&reply.result_bin, "reply").unwrap();
+        },
+    )
+    .await;
     assert!(matches!(r, Err(FsError::AccessControl(_))), "{r:?}");
 }
 
@@ -206,35 +211,21 @@ async fn retried_calls_are_answered_from_the_retry_table() {
         replication: 3,
         block_size: 128 * 1024 * 1024,
     };
-    let first: Result<OpResult, FsError> = codec::decode(
-        &c.call(call(create.clone(), 7)).await.unwrap().into_inner().result_bin,
-        "r",
-    )
-    .unwrap();
+    let first = send(&mut c, call(create.clone(), 7)).await;
     // The same call again (a retry after a lost reply): the first result, not FileAlreadyExists.
-    let retry: Result<OpResult, FsError> = codec::decode(
-        &c.call(call(create.clone(), 7)).await.unwrap().into_inner().result_bin,
-        "r",
-    )
-    .unwrap();
+    let retry = send(&mut c, call(create.clone(), 7)).await;
     assert_eq!(first, retry);
     assert!(first.is_ok());
     // A new call with the same op is a new create and fails.
-    let again: Result<OpResult, FsError> =
-        codec::decode(&c.call(call(create, 8)).await.unwrap().into_inner().result_bin, "r").unwrap();
+    let again = send(&mut c, call(create, 8)).await;
     assert!(matches!(again, Err(FsError::FileAlreadyExists(_))), "{again:?}");
     // delete twice with one call id: true both times (not true then false).
     let del = raftfs_proto::Op::Delete {
         path: "/once".into(),
         recursive: false,
     };
-    let d1: Result<OpResult, FsError> = codec::decode(
-        &c.call(call(del.clone(), 9)).await.unwrap().into_inner().result_bin,
-        "r",
-    )
-    .unwrap();
-    let d2: Result<OpResult, FsError> =
-        codec::decode(&c.call(call(del, 9)).await.unwrap().into_inner().result_bin, "r").unwrap();
+    let d1 = send(&mut c, call(del.clone(), 9)).await;
+    let d2 = send(&mut c, call(del, 9)).await;
     assert_eq!(d1, Ok(OpResult::Bool(true)));
     assert_eq!(d2, Ok(OpResult::Bool(true)));
 }
