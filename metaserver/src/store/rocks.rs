@@ -49,8 +49,24 @@ impl Default for RocksStoreOptions {
     }
 }
 
+/// Most directory inodes kept in [`DirCache`].
+pub const MAX_CACHED_DIRECTORIES: usize = 1 << 20;
+
+/// Directory inodes in memory: every path resolution reads the same
+/// ancestors, and RocksDB point lookups of them dominated the profile.
+/// Coherence: `commit` writes RocksDB and updates the cache under the write
+/// lock and bumps `version`; a reader that missed inserts what it read only
+/// if `version` did not move meanwhile, so the cache never holds a value
+/// older than a commit.
+#[derive(Default)]
+struct DirCache {
+    dirs: rustc_hash::FxHashMap<InodeId, Inode>,
+    version: u64,
+}
+
 pub struct RocksStore {
     db: DB,
+    cache: parking_lot::RwLock<DirCache>,
 }
 
 fn io(e: rocksdb::Error) -> StoreError {
@@ -149,7 +165,10 @@ impl RocksStore {
             ColumnFamilyDescriptor::new(*name, cf_opts)
         });
         let db = DB::open_cf_descriptors(&db_opts, dir, cfs).map_err(io)?;
-        Ok(RocksStore { db })
+        Ok(RocksStore {
+            db,
+            cache: parking_lot::RwLock::new(DirCache::default()),
+        })
     }
 
     fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
@@ -221,6 +240,13 @@ impl RocksStore {
 
 impl ReadView for RocksStore {
     fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        let version = {
+            let cache = self.cache.read();
+            if let Some(d) = cache.dirs.get(&id) {
+                return Ok(Some(d.clone()));
+            }
+            cache.version
+        };
         match self.get(CF_INODE, &id.to_be_bytes())? {
             None => Ok(None),
             Some(v) => {
@@ -230,6 +256,12 @@ impl ReadView for RocksStore {
                         table: CF_INODE,
                         detail: format!("record {} stored under {id}", inode.id),
                     });
+                }
+                if inode.is_dir() {
+                    let mut cache = self.cache.write();
+                    if cache.version == version && cache.dirs.len() < MAX_CACHED_DIRECTORIES {
+                        cache.dirs.insert(id, inode.clone());
+                    }
                 }
                 Ok(Some(inode))
             }
@@ -307,7 +339,22 @@ impl Store for RocksStore {
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
         let mut wb = rocksdb::WriteBatch::default();
         self.fill(&mut wb, &batch);
-        self.write(wb)
+        let mut cache = self.cache.write();
+        cache.version += 1;
+        let written = self.write(wb);
+        // Even a failed write may have landed in part of the column families'
+        // memtables: forget every inode the batch touched.
+        for (id, v) in &batch.inodes {
+            match v {
+                Some(inode) if inode.is_dir() && written.is_ok() && cache.dirs.contains_key(id) => {
+                    cache.dirs.insert(*id, inode.clone());
+                }
+                _ => {
+                    cache.dirs.remove(id);
+                }
+            }
+        }
+        written
     }
 
     fn export(&self) -> Result<Image, StoreError> {
@@ -381,10 +428,62 @@ impl Store for RocksStore {
             batch.retry.insert(k, RetryWrite::Put(v));
         }
         self.fill(&mut wb, &batch);
+        let mut cache = self.cache.write();
+        cache.version += 1;
+        cache.dirs.clear();
         self.write(wb)
     }
 
     fn kind(&self) -> &'static str {
         "rocksdb"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inode::Inode;
+    use raftfs_proto::Permission;
+
+    fn dir(id: InodeId, children: u64) -> Inode {
+        let mut d = Inode::new_dir(id, Permission(0o755), "u", "g", 1);
+        d.kind = crate::inode::InodeKind::Directory { children, quota: None };
+        d
+    }
+
+    fn put(s: &RocksStore, i: Inode) {
+        let mut b = WriteBatch::default();
+        b.inodes.insert(i.id, Some(i));
+        s.commit(b).expect("commit");
+    }
+
+    #[test]
+    fn directory_cache_follows_commits() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let s = RocksStore::open(tmp.path(), &RocksStoreOptions::default()).expect("open");
+        put(&s, dir(20000, 1));
+        assert_eq!(s.inode(20000).unwrap().unwrap().children(), 1); // now cached
+        put(&s, dir(20000, 2));
+        assert_eq!(
+            s.inode(20000).unwrap().unwrap().children(),
+            2,
+            "a commit updates the cached copy"
+        );
+        let mut b = WriteBatch::default();
+        b.inodes.insert(20000, None);
+        s.commit(b).unwrap();
+        assert_eq!(s.inode(20000).unwrap(), None, "a delete evicts");
+        put(&s, dir(20001, 5));
+        assert_eq!(s.inode(20001).unwrap().unwrap().children(), 5);
+        s.import(Image {
+            inodes: vec![dir(20001, 9)],
+            ..Image::default()
+        })
+        .unwrap();
+        assert_eq!(
+            s.inode(20001).unwrap().unwrap().children(),
+            9,
+            "an import clears the cache"
+        );
     }
 }
