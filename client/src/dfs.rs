@@ -392,8 +392,7 @@ impl Shell<'_> {
 
     async fn rm(&mut self, args: &[String]) -> Result<(), String> {
         let (f, paths) = flags(args, &["-r", "-R", "-f", "-skipTrash", "-rf", "-fr", "-rR"])?;
-        let recursive = f.iter().any(|x| x.contains('r') || x.contains('R')) && !f.iter().all(|x| *x == "-skipTrash");
-        let recursive = recursive && f.iter().any(|x| matches!(*x, "-r" | "-R" | "-rf" | "-fr" | "-rR"));
+        let recursive = f.iter().any(|x| matches!(*x, "-r" | "-R" | "-rf" | "-fr" | "-rR"));
         let force = f.iter().any(|x| matches!(*x, "-f" | "-rf" | "-fr"));
         if paths.is_empty() && !force {
             return Err("Not enough arguments: expected 1 but got 0".into());

@@ -84,9 +84,10 @@ impl NsStateMachine {
     pub fn open(store: Arc<dyn Store>, dir: &Path) -> io::Result<NsStateMachine> {
         let applied = read_bincode::<LogId>(&*store, META_APPLIED)?;
         if let Some(bytes) = snapshot::read_file(dir)? {
-            let (meta, image) = snapshot::decode(&bytes)?;
+            let meta = snapshot::decode_meta(&bytes)?;
             let snap_index = meta.last_log_id.as_ref().map(|l| l.index);
             if snap_index > applied.as_ref().map(|l| l.index) {
+                let (_, image) = snapshot::decode(&bytes)?;
                 tracing::info!(snapshot = ?meta.last_log_id, store = ?applied, "loading the namespace from the snapshot file");
                 store.import(image).map_err(io_err)?;
             }
@@ -244,7 +245,7 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
         let Some(bytes) = snapshot::read_file(&self.dir)? else {
             return Ok(None);
         };
-        let (meta, _) = snapshot::decode(&bytes)?;
+        let meta = snapshot::decode_meta(&bytes)?;
         Ok(Some(Snapshot { meta, snapshot: bytes }))
     }
 }
