@@ -238,13 +238,17 @@ impl<S: Store> Engine<S> {
     pub fn execute(&self, ctx: &CallCtx, op: &Op, time_ms: i64) -> Result<OpResult, FsError> {
         if !op.is_write() {
             check_ctx(ctx)?;
-            return read(&self.cfg, &self.store, ctx, op);
+            return read(&self.cfg, &*self.store.view(), ctx, op);
         }
         let _writer = self.write_lock.lock();
-        let mut overlay = Overlay::new(&self.store);
-        let result = execute_write(&self.cfg, &mut overlay, ctx, op, time_ms);
-        expire_retry(&mut overlay, time_ms)?;
-        self.store.commit(overlay.into_batch())?;
+        let (result, batch) = {
+            let view = self.store.view();
+            let mut overlay = Overlay::new(&*view);
+            let result = execute_write(&self.cfg, &mut overlay, ctx, op, time_ms);
+            expire_retry(&mut overlay, time_ms)?;
+            (result, overlay.into_batch())
+        };
+        self.store.commit(batch)?;
         result
     }
 

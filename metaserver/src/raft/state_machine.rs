@@ -112,7 +112,7 @@ impl NsStateMachine {
 
     fn apply_command(
         &self,
-        overlay: &mut Overlay<'_, dyn Store>,
+        overlay: &mut Overlay<'_, dyn ReadView + '_>,
         cfg: &mut Option<NsConfig>,
         last_time: &mut i64,
         cmd: Command,
@@ -167,44 +167,53 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
     where
         Strm: futures::Stream<Item = io::Result<EntryResponder<TypeConfig>>> + Unpin + OptionalSend,
     {
-        let store = self.shared.store.clone();
-        let mut overlay: Overlay<'_, dyn Store> = Overlay::new(&*store);
-        let mut cfg = self.shared.config();
-        let mut last_time: i64 = match store.meta(META_LAST_TIME).map_err(io_err)? {
-            Some(raw) => i64::from_le_bytes(
-                raw.as_slice()
-                    .try_into()
-                    .map_err(|_| io::Error::other("last_time_ms is not 8 bytes"))?,
-            ),
-            None => 0,
-        };
-        let mut answers = Vec::new();
-        let mut last_applied: Option<LogId> = None;
-        let mut membership: Option<StoredMembership> = None;
-        let mut formatted = false;
+        // Take the whole run of entries first: the store view below must not
+        // be held across an await.
+        let mut items = Vec::new();
         while let Some(item) = entries.next().await {
-            let (entry, responder) = item?;
-            let response = match entry.payload {
-                EntryPayload::Blank => CommandResponse::default(),
-                EntryPayload::Normal(cmd) => {
-                    formatted |= matches!(cmd, Command::Format(_));
-                    self.apply_command(&mut overlay, &mut cfg, &mut last_time, cmd)?
-                }
-                EntryPayload::Membership(m) => {
-                    membership = Some(StoredMembership::new(Some(entry.log_id), m));
-                    CommandResponse::default()
-                }
+            items.push(item?);
+        }
+        let Some(applied) = items.last().map(|(e, _)| e.log_id) else {
+            return Ok(());
+        };
+        let store = self.shared.store.clone();
+        let mut answers = Vec::with_capacity(items.len());
+        let mut formatted = false;
+        let batch = {
+            let view = store.view();
+            let mut overlay: Overlay<'_, dyn ReadView + '_> = Overlay::new(&*view);
+            let mut cfg = self.shared.config();
+            let mut last_time: i64 = match overlay.meta(META_LAST_TIME).map_err(io_err)? {
+                Some(raw) => i64::from_le_bytes(
+                    raw.as_slice()
+                        .try_into()
+                        .map_err(|_| io::Error::other("last_time_ms is not 8 bytes"))?,
+                ),
+                None => 0,
             };
-            last_applied = Some(entry.log_id);
-            answers.push((responder, response));
-        }
-        let Some(applied) = last_applied else { return Ok(()) };
-        overlay.put_meta(META_APPLIED, bincode::serialize(&applied).expect("serialize log id"));
-        if let Some(m) = &membership {
-            overlay.put_meta(META_MEMBERSHIP, bincode::serialize(m).expect("serialize membership"));
-        }
-        overlay.put_meta(META_LAST_TIME, last_time.to_le_bytes().to_vec());
-        store.commit(overlay.into_batch()).map_err(io_err)?;
+            let mut membership: Option<StoredMembership> = None;
+            for (entry, responder) in items {
+                let response = match entry.payload {
+                    EntryPayload::Blank => CommandResponse::default(),
+                    EntryPayload::Normal(cmd) => {
+                        formatted |= matches!(cmd, Command::Format(_));
+                        self.apply_command(&mut overlay, &mut cfg, &mut last_time, cmd)?
+                    }
+                    EntryPayload::Membership(m) => {
+                        membership = Some(StoredMembership::new(Some(entry.log_id), m));
+                        CommandResponse::default()
+                    }
+                };
+                answers.push((responder, response));
+            }
+            overlay.put_meta(META_APPLIED, bincode::serialize(&applied).expect("serialize log id"));
+            if let Some(m) = &membership {
+                overlay.put_meta(META_MEMBERSHIP, bincode::serialize(m).expect("serialize membership"));
+            }
+            overlay.put_meta(META_LAST_TIME, last_time.to_le_bytes().to_vec());
+            overlay.into_batch()
+        };
+        store.commit(batch).map_err(io_err)?;
         if formatted {
             self.shared.reload().map_err(io_err)?;
         }

@@ -264,7 +264,7 @@ impl Member {
                 .shared
                 .config()
                 .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
-            namespace::read(&cfg, &*self.shared.store, &ctx, &op)
+            namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)
         }
     }
 

@@ -77,6 +77,12 @@ pub trait ReadView {
 
 /// A store: committed state plus atomic batch writes.
 pub trait Store: ReadView + Send + Sync + 'static {
+    /// A view for one operation's sequence of reads. Memory: under one read
+    /// lock, so the reads see a single committed state. RocksDB: the live
+    /// store (each read consistent; see the module caveat). A view must be
+    /// dropped before [`Store::commit`] on the same thread.
+    fn view(&self) -> Box<dyn ReadView + '_>;
+
     /// Apply `batch` atomically. Not synced: the Raft log is the durable
     /// record, and the applied log id travels in the same batch.
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError>;
@@ -115,6 +121,27 @@ pub struct Image {
     pub retry: Vec<(RetryKey, RetryRecord)>,
 }
 
+impl<T: ReadView + ?Sized> ReadView for &T {
+    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        (**self).inode(id)
+    }
+    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        (**self).child(parent, name)
+    }
+    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+        (**self).children(parent, start_after, limit)
+    }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).meta(key)
+    }
+    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
+        (**self).retry(key)
+    }
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        (**self).retry_older_than(before_ms, limit)
+    }
+}
+
 impl<T: ReadView + ?Sized> ReadView for std::sync::Arc<T> {
     fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
         (**self).inode(id)
@@ -137,6 +164,9 @@ impl<T: ReadView + ?Sized> ReadView for std::sync::Arc<T> {
 }
 
 impl<T: Store + ?Sized> Store for std::sync::Arc<T> {
+    fn view(&self) -> Box<dyn ReadView + '_> {
+        (**self).view()
+    }
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
         (**self).commit(batch)
     }

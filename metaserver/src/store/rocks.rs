@@ -336,6 +336,10 @@ impl ReadView for RocksStore {
 }
 
 impl Store for RocksStore {
+    fn view(&self) -> Box<dyn ReadView + '_> {
+        Box::new(self)
+    }
+
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
         let mut wb = rocksdb::WriteBatch::default();
         self.fill(&mut wb, &batch);

@@ -4,12 +4,16 @@
 //! Durability comes from the Raft log and snapshots alone: on restart the
 //! state is rebuilt by installing the last snapshot and replaying the log.
 //! One `RwLock` guards the maps; a commit holds it for the length of one
-//! batch.
+//! batch, and a [`Store::view`] holds it shared for a whole operation.
+//! A directory's entries live in the directory's own record
+//! ([`entries::Entries`]), so resolving a path component is one hash lookup
+//! plus a search within one directory, and allocates nothing.
+
+mod entries;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
-use std::ops::Bound;
 
 use parking_lot::RwLock;
 
@@ -63,10 +67,16 @@ enum MemKind {
         replication: u16,
         lease_holder: Option<u32>,
     },
-    Directory {
-        children: u64,
-        quota: Option<Box<Quota>>,
-    },
+    Directory(Box<MemDir>),
+}
+
+/// What a directory holds besides the common fields. `children` is the
+/// replicated child count; `entries` the directory table's rows for it.
+#[derive(Default)]
+struct MemDir {
+    children: u64,
+    quota: Option<Box<Quota>>,
+    entries: entries::Entries,
 }
 
 impl MemInode {
@@ -90,7 +100,11 @@ impl MemInode {
                     lease_holder: lease_holder.map(|h| names.intern(&h)),
                 }
             }
-            InodeKind::Directory { children, quota } => MemKind::Directory { children, quota },
+            InodeKind::Directory { children, quota } => MemKind::Directory(Box::new(MemDir {
+                children,
+                quota,
+                entries: entries::Entries::default(),
+            })),
         };
         MemInode {
             mtime: i.mtime,
@@ -115,9 +129,9 @@ impl MemInode {
                 length: *length,
                 lease_holder: lease_holder.map(|h| names.get(h).to_string()),
             },
-            MemKind::Directory { children, quota } => InodeKind::Directory {
-                children: *children,
-                quota: quota.clone(),
+            MemKind::Directory(d) => InodeKind::Directory {
+                children: d.children,
+                quota: d.quota.clone(),
             },
         };
         Inode {
@@ -136,11 +150,89 @@ impl MemInode {
 struct Maps {
     names: Names,
     inodes: HashMap<InodeId, MemInode>,
-    dentries: BTreeMap<(InodeId, Box<str>), InodeId>,
     meta: BTreeMap<String, Vec<u8>>,
     retry: HashMap<RetryKey, RetryRecord>,
     /// (time, key) of every retry record, for expiry.
     retry_by_time: BTreeSet<(i64, RetryKey)>,
+}
+
+impl Maps {
+    fn dir(&self, id: InodeId) -> Option<&MemDir> {
+        match &self.inodes.get(&id)?.kind {
+            MemKind::Directory(d) => Some(d),
+            MemKind::File { .. } => None,
+        }
+    }
+
+    fn dir_mut(&mut self, id: InodeId) -> Option<&mut MemDir> {
+        match &mut self.inodes.get_mut(&id)?.kind {
+            MemKind::Directory(d) => Some(d),
+            MemKind::File { .. } => None,
+        }
+    }
+
+    /// Store `inode`, keeping a directory's entries when it is rewritten.
+    fn put_inode(&mut self, inode: Inode) {
+        let id = inode.id;
+        let mut packed = MemInode::pack(inode, &mut self.names);
+        if let Some(old) = self.inodes.get_mut(&id) {
+            match (&mut old.kind, &mut packed.kind) {
+                (MemKind::Directory(o), MemKind::Directory(n)) => n.entries = std::mem::take(&mut o.entries),
+                (MemKind::File { .. }, MemKind::File { .. }) => {}
+                _ => panic!("inode {id} changed between file and directory"),
+            }
+        }
+        self.inodes.insert(id, packed);
+    }
+
+    fn delete_inode(&mut self, id: InodeId) {
+        if let Some(MemInode {
+            kind: MemKind::Directory(d),
+            ..
+        }) = self.inodes.remove(&id)
+        {
+            assert!(
+                d.entries.is_empty(),
+                "directory {id} deleted with {} entries left",
+                d.entries.len()
+            );
+        }
+    }
+}
+
+impl ReadView for Maps {
+    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        Ok(self.inodes.get(&id).map(|m| m.unpack(id, &self.names)))
+    }
+
+    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        Ok(self.dir(parent).and_then(|d| d.entries.get(name)))
+    }
+
+    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+        Ok(self
+            .dir(parent)
+            .map(|d| d.entries.page(start_after, limit))
+            .unwrap_or_default())
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.meta.get(key).cloned())
+    }
+
+    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
+        Ok(self.retry.get(key).cloned())
+    }
+
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        Ok(self
+            .retry_by_time
+            .iter()
+            .take_while(|(t, _)| *t < before_ms)
+            .take(limit)
+            .cloned()
+            .collect())
+    }
 }
 
 #[derive(Default)]
@@ -154,80 +246,85 @@ impl MemStore {
     }
 }
 
+/// [`Store::view`] of the memory store: the maps' read lock, held for the
+/// view's life, so a sequence of reads sees one committed state.
+struct MemView<'a>(parking_lot::RwLockReadGuard<'a, Maps>);
+
+impl ReadView for MemView<'_> {
+    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        self.0.inode(id)
+    }
+    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        self.0.child(parent, name)
+    }
+    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+        self.0.children(parent, start_after, limit)
+    }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.meta(key)
+    }
+    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
+        self.0.retry(key)
+    }
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        self.0.retry_older_than(before_ms, limit)
+    }
+}
+
 impl ReadView for MemStore {
     fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
-        let maps = self.maps.read();
-        Ok(maps.inodes.get(&id).map(|m| m.unpack(id, &maps.names)))
+        self.maps.read().inode(id)
     }
-
     fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
-        let maps = self.maps.read();
-        let key = (parent, Box::<str>::from(name));
-        Ok(maps.dentries.get(&key).copied())
+        self.maps.read().child(parent, name)
     }
-
     fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
-        let maps = self.maps.read();
-        let from = (parent, Box::<str>::from(start_after));
-        let lower = if start_after.is_empty() {
-            Bound::Included(from)
-        } else {
-            Bound::Excluded(from)
-        };
-        Ok(maps
-            .dentries
-            .range((lower, Bound::Unbounded))
-            .take_while(|((p, _), _)| *p == parent)
-            .take(limit)
-            .map(|((_, n), c)| (n.to_string(), *c))
-            .collect())
+        self.maps.read().children(parent, start_after, limit)
     }
-
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.maps.read().meta.get(key).cloned())
+        self.maps.read().meta(key)
     }
-
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
-        Ok(self.maps.read().retry.get(key).cloned())
+        self.maps.read().retry(key)
     }
-
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
-        let maps = self.maps.read();
-        Ok(maps
-            .retry_by_time
-            .iter()
-            .take_while(|(t, _)| *t < before_ms)
-            .take(limit)
-            .cloned()
-            .collect())
+        self.maps.read().retry_older_than(before_ms, limit)
     }
 }
 
 impl Store for MemStore {
+    fn view(&self) -> Box<dyn ReadView + '_> {
+        Box::new(MemView(self.maps.read()))
+    }
+
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
         let mut maps = self.maps.write();
+        // New and changed inodes first (a new directory exists before its
+        // entries), then entries, then deletions (a directory is emptied of
+        // entries before it goes).
+        let mut deleted = Vec::new();
         for (id, v) in batch.inodes {
             match v {
                 Some(inode) => {
                     assert_eq!(inode.id, id, "inode record stored under another id");
-                    let packed = MemInode::pack(inode, &mut maps.names);
-                    maps.inodes.insert(id, packed);
+                    maps.put_inode(inode);
                 }
-                None => {
-                    maps.inodes.remove(&id);
-                }
+                None => deleted.push(id),
             }
         }
         for ((p, n), v) in batch.dentries {
-            let key = (p, n.into_boxed_str());
+            let dir = maps
+                .dir_mut(p)
+                .unwrap_or_else(|| panic!("dentry {p}/{n} written under a missing directory"));
             match v {
-                Some(c) => {
-                    maps.dentries.insert(key, c);
-                }
+                Some(c) => dir.entries.insert(&n, c),
                 None => {
-                    maps.dentries.remove(&key);
+                    dir.entries.remove(&n);
                 }
             }
+        }
+        for id in deleted {
+            maps.delete_inode(id);
         }
         for (k, v) in batch.meta {
             match v {
@@ -256,15 +353,24 @@ impl Store for MemStore {
         let maps = self.maps.read();
         let mut inodes: Vec<Inode> = maps.inodes.iter().map(|(id, m)| m.unpack(*id, &maps.names)).collect();
         inodes.sort_by_key(|i| i.id);
+        let mut dirs: Vec<(InodeId, &MemDir)> = maps
+            .inodes
+            .iter()
+            .filter_map(|(id, m)| match &m.kind {
+                MemKind::Directory(d) => Some((*id, &**d)),
+                MemKind::File { .. } => None,
+            })
+            .collect();
+        dirs.sort_by_key(|(id, _)| *id);
+        let dentries = dirs
+            .into_iter()
+            .flat_map(|(p, d)| d.entries.iter().map(move |(n, c)| (p, n.to_string(), c)))
+            .collect();
         let mut retry: Vec<(RetryKey, RetryRecord)> = maps.retry.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         retry.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(Image {
             inodes,
-            dentries: maps
-                .dentries
-                .iter()
-                .map(|((p, n), c)| (*p, n.to_string(), *c))
-                .collect(),
+            dentries,
             meta: maps.meta.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             retry,
         })
@@ -273,12 +379,14 @@ impl Store for MemStore {
     fn import(&self, image: Image) -> Result<(), StoreError> {
         let mut maps = Maps::default();
         for inode in image.inodes {
-            let id = inode.id;
-            let packed = MemInode::pack(inode, &mut maps.names);
-            maps.inodes.insert(id, packed);
+            maps.put_inode(inode);
         }
         for (p, n, c) in image.dentries {
-            maps.dentries.insert((p, n.into_boxed_str()), c);
+            let dir = maps.dir_mut(p).ok_or_else(|| StoreError::Corrupt {
+                table: "dentry",
+                detail: format!("entry {p}/{n} of a missing directory"),
+            })?;
+            dir.entries.insert(&n, c);
         }
         maps.meta.extend(image.meta);
         for (k, r) in image.retry {
