@@ -5,6 +5,8 @@
 //! two dentry writes. Ids are never reused: HDFS reserves 1..=16384 and gives
 //! the root 16385, and so do we.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use raftfs_proto::{FileStatus, FileType, Permission};
@@ -46,8 +48,10 @@ pub struct Inode {
     pub id: InodeId,
     pub kind: InodeKind,
     pub permission: Permission,
-    pub owner: String,
-    pub group: String,
+    /// Shared: most inodes name one of a handful of users and groups, and
+    /// reading an inode should not copy them.
+    pub owner: Arc<str>,
+    pub group: Arc<str>,
     pub mtime: i64,
     pub atime: i64,
 }
@@ -61,8 +65,8 @@ impl Inode {
                 quota: None,
             },
             permission,
-            owner: owner.to_string(),
-            group: group.to_string(),
+            owner: owner.into(),
+            group: group.into(),
             mtime: time,
             atime: time,
         }
@@ -129,8 +133,8 @@ impl Inode {
             modification_time: self.mtime,
             access_time: self.atime,
             permission: self.permission,
-            owner: self.owner.clone(),
-            group: self.group.clone(),
+            owner: self.owner.to_string(),
+            group: self.group.to_string(),
             file_id: self.id,
             children_num,
             under_construction: uc,

@@ -186,10 +186,10 @@ fn apply_attr(inode: &mut Inode, attr: &Attr) -> Result<(), String> {
         Attr::Permission(p) => inode.permission = *p,
         Attr::Owner { owner, group } => {
             if let Some(o) = owner {
-                inode.owner = o.clone();
+                inode.owner = o.as_str().into();
             }
             if let Some(g) = group {
-                inode.group = g.clone();
+                inode.group = g.as_str().into();
             }
         }
         Attr::Replication(r) => match &mut inode.kind {

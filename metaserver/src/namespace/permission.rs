@@ -43,7 +43,7 @@ impl<'a> Caller<'a> {
     }
 
     pub fn is_owner(&self, inode: &Inode) -> bool {
-        self.superuser || inode.owner == self.user
+        self.superuser || *inode.owner == *self.user
     }
 
     pub fn in_group(&self, group: &str) -> bool {
@@ -56,7 +56,7 @@ impl<'a> Caller<'a> {
             return true;
         }
         let mode = inode.permission.bits();
-        let bits = if inode.owner == self.user {
+        let bits = if *inode.owner == *self.user {
             (mode >> 6) & 7
         } else if self.in_group(&inode.group) {
             (mode >> 3) & 7
@@ -106,7 +106,7 @@ impl<'a> Caller<'a> {
 
     /// The sticky-bit rule for removing `child` from `parent`.
     pub fn check_sticky(&self, parent: &Inode, child: &Inode, path: &str) -> Result<(), FsError> {
-        if self.superuser || !parent.permission.sticky() || parent.owner == self.user || child.owner == self.user {
+        if self.superuser || !parent.permission.sticky() || *parent.owner == *self.user || *child.owner == *self.user {
             return Ok(());
         }
         Err(FsError::AccessControl(format!(

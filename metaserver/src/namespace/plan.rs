@@ -373,7 +373,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
                 lease_holder: Some(self.ctx.client_id.clone()),
             },
             permission: perm,
-            owner: self.caller.user.to_string(),
+            owner: self.caller.user.into(),
             group: anchor.group.clone(),
             mtime: self.time,
             atime: self.time,
@@ -521,7 +521,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
                     self.caller.user, r.path.text
                 )));
             }
-            if owner.is_some_and(|o| o != t.owner) {
+            if owner.is_some_and(|o| o != &*t.owner) {
                 return Err(FsError::AccessControl(format!(
                     "User {} is not a super user (non-super user cannot change owner).",
                     self.caller.user

@@ -12,6 +12,7 @@
 mod entries;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -28,8 +29,8 @@ const BLOCK_UNIT_BYTES: u64 = raftfs_proto::limits::BYTES_PER_CHECKSUM;
 /// Owner, group and lease-holder names, interned: most inodes share a handful of them.
 #[derive(Default)]
 struct Names {
-    names: Vec<Box<str>>,
-    index: HashMap<Box<str>, u32>,
+    names: Vec<Arc<str>>,
+    index: HashMap<Arc<str>, u32>,
 }
 
 impl Names {
@@ -38,11 +39,12 @@ impl Names {
             return *i;
         }
         let i = u32::try_from(self.names.len()).expect("fewer than 2^32 distinct user and group names");
-        self.names.push(name.into());
-        self.index.insert(name.into(), i);
+        let name: Arc<str> = name.into();
+        self.names.push(name.clone());
+        self.index.insert(name, i);
         i
     }
-    fn get(&self, i: u32) -> &str {
+    fn get(&self, i: u32) -> &Arc<str> {
         &self.names[i as usize]
     }
 }
@@ -138,8 +140,8 @@ impl MemInode {
             id,
             kind,
             permission: Permission::new(self.permission),
-            owner: names.get(self.owner).to_string(),
-            group: names.get(self.group).to_string(),
+            owner: names.get(self.owner).clone(),
+            group: names.get(self.group).clone(),
             mtime: self.mtime,
             atime: self.atime,
         }
