@@ -52,8 +52,13 @@ impl Default for RocksStoreOptions {
 /// Most directory inodes kept in [`DirCache`].
 pub const MAX_CACHED_DIRECTORIES: usize = 1 << 20;
 
-/// Directory inodes in memory: every path resolution reads the same
-/// ancestors, and RocksDB point lookups of them dominated the profile.
+/// Most directory entries (of directories) kept in [`DirCache`].
+pub const MAX_CACHED_DIRECTORY_ENTRIES: usize = 1 << 20;
+
+/// Directory inodes, and the entries that lead to them, in memory: every
+/// path resolution reads the same ancestors, and RocksDB point lookups of
+/// them dominated the profile. An entry is cached only once the directory it
+/// names is (so file entries, the bulk, stay out).
 /// Coherence: `commit` writes RocksDB and updates the cache under the write
 /// lock and bumps `version`; a reader that missed inserts what it read only
 /// if `version` did not move meanwhile, so the cache never holds a value
@@ -61,7 +66,27 @@ pub const MAX_CACHED_DIRECTORIES: usize = 1 << 20;
 #[derive(Default)]
 struct DirCache {
     dirs: rustc_hash::FxHashMap<InodeId, Inode>,
+    /// parent -> name -> child directory.
+    entries: rustc_hash::FxHashMap<InodeId, rustc_hash::FxHashMap<Box<str>, InodeId>>,
+    entry_count: usize,
     version: u64,
+}
+
+impl DirCache {
+    fn entry(&self, parent: InodeId, name: &str) -> Option<InodeId> {
+        self.entries.get(&parent)?.get(name).copied()
+    }
+
+    fn forget_entry(&mut self, parent: InodeId, name: &str) {
+        if let Some(m) = self.entries.get_mut(&parent) {
+            if m.remove(name).is_some() {
+                self.entry_count -= 1;
+            }
+            if m.is_empty() {
+                self.entries.remove(&parent);
+            }
+        }
+    }
 }
 
 pub struct RocksStore {
@@ -269,10 +294,32 @@ impl ReadView for RocksStore {
     }
 
     fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
-        match self.get(CF_DENTRY, &dentry_key(parent, name))? {
-            None => Ok(None),
-            Some(v) => parse_id(CF_DENTRY, &v).map(Some),
+        let version = {
+            let cache = self.cache.read();
+            if let Some(c) = cache.entry(parent, name) {
+                return Ok(Some(c));
+            }
+            cache.version
+        };
+        let child = match self.get(CF_DENTRY, &dentry_key(parent, name))? {
+            None => return Ok(None),
+            Some(v) => parse_id(CF_DENTRY, &v)?,
+        };
+        if self.cache.read().dirs.contains_key(&child) {
+            let mut cache = self.cache.write();
+            if cache.version == version
+                && cache.entry_count < MAX_CACHED_DIRECTORY_ENTRIES
+                && cache
+                    .entries
+                    .entry(parent)
+                    .or_default()
+                    .insert(name.into(), child)
+                    .is_none()
+            {
+                cache.entry_count += 1;
+            }
         }
+        Ok(Some(child))
     }
 
     fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
@@ -358,6 +405,9 @@ impl Store for RocksStore {
                 }
             }
         }
+        for (p, n) in batch.dentries.keys() {
+            cache.forget_entry(*p, n);
+        }
         written
     }
 
@@ -435,6 +485,8 @@ impl Store for RocksStore {
         let mut cache = self.cache.write();
         cache.version += 1;
         cache.dirs.clear();
+        cache.entries.clear();
+        cache.entry_count = 0;
         self.write(wb)
     }
 
@@ -488,6 +540,35 @@ mod tests {
             s.inode(20001).unwrap().unwrap().children(),
             9,
             "an import clears the cache"
+        );
+    }
+
+    fn link(s: &RocksStore, parent: InodeId, name: &str, child: Option<InodeId>) {
+        let mut b = WriteBatch::default();
+        b.dentries.insert((parent, name.into()), child);
+        s.commit(b).expect("commit");
+    }
+
+    #[test]
+    fn entry_cache_follows_commits() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let s = RocksStore::open(tmp.path(), &RocksStoreOptions::default()).expect("open");
+        put(&s, dir(20000, 1));
+        put(&s, dir(20001, 0));
+        link(&s, 20000, "d", Some(20001));
+        s.inode(20001).unwrap(); // the directory is cached ...
+        for _ in 0..2 {
+            assert_eq!(s.child(20000, "d").unwrap(), Some(20001)); // ... and then its entry
+        }
+        assert_eq!(s.cache.read().entry(20000, "d"), Some(20001), "entry cached");
+        link(&s, 20000, "d", None);
+        assert_eq!(s.child(20000, "d").unwrap(), None, "an unlink evicts");
+        link(&s, 20000, "d", Some(20002));
+        assert_eq!(s.child(20000, "d").unwrap(), Some(20002), "a relink is seen");
+        assert_eq!(
+            s.cache.read().entry(20000, "d"),
+            None,
+            "entries of uncached inodes stay out"
         );
     }
 }
