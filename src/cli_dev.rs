@@ -75,6 +75,7 @@ fn format_all(a: &DevArgs, members: &BTreeMap<u64, String>) -> anyhow::Result<()
             namespace_id: Some(nsid),
             block_pool_id: Some(bp.clone()),
             superuser: None,
+            join: false,
         };
         let v = version_for(&fa, members, now);
         raftfs_metaserver::server::format_member(&fa.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;

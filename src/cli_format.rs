@@ -36,6 +36,11 @@ pub struct FormatArgs {
     /// The superuser (default: the user running format, as in HDFS).
     #[arg(long)]
     pub superuser: Option<String>,
+    /// Format a member that joins a running nameservice (then `raftfs haadmin
+    /// -addMember ID HOST:PORT`); needs --cluster-id, --namespace-id and
+    /// --block-pool-id of that nameservice.
+    #[arg(long)]
+    pub join: bool,
 }
 
 /// Parse `1=h:p,2=h:p`.
@@ -94,6 +99,7 @@ pub fn version_for(a: &FormatArgs, members: &BTreeMap<u64, String>, now_ms: i64)
             .clone()
             .unwrap_or_else(|| raftfs_client::Identity::resolve(None).user),
         ctime_ms: now_ms,
+        join: a.join,
     }
 }
 
@@ -101,6 +107,9 @@ pub fn run(a: FormatArgs) -> anyhow::Result<()> {
     let members = parse_members(&a.members)?;
     if !members.contains_key(&a.member_id) {
         bail!("--member-id {} is not among --members", a.member_id);
+    }
+    if a.join && (a.cluster_id.is_none() || a.namespace_id.is_none() || a.block_pool_id.is_none()) {
+        bail!("--join needs the nameservice's --cluster-id, --namespace-id and --block-pool-id");
     }
     let v = version_for(&a, &members, raftfs_metaserver::server::member::now_ms());
     format_member(&a.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;

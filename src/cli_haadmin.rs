@@ -1,12 +1,52 @@
-//! `raftfs haadmin`: the state of a nameservice's members.
+//! `raftfs haadmin`: the state of a nameservice's members, leadership
+//! transfer and membership changes (HDFS's `haadmin` plus what a JournalNode
+//! reconfiguration does).
 
 use std::time::Duration;
 
-use raftfs_proto::pb;
+use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_proto::{pb, AdminOp, AdminResult};
 
-pub const USAGE: &str = "Usage: raftfs haadmin [--fs raftfs://host:port,...]
+pub const USAGE: &str = "Usage: raftfs haadmin [--fs raftfs://host:port,...] [--user USER]
 \t[-getServiceState <host:port>]
-\t[-getAllServiceState]";
+\t[-getAllServiceState]
+\t[-transferLeader <member id>]
+\t[-addMember <member id> <host:port>]
+\t[-removeMember <member id>]";
+
+/// Run `op` on the leader of `fs`; print what happened.
+async fn admin(fs: Option<String>, user: Option<String>, op: AdminOp) -> i32 {
+    let Some(fs) = fs else {
+        eprintln!("haadmin: pass --fs or set RAFTFS_FS");
+        return 255;
+    };
+    let client = match FileSystem::connect(&fs, Identity::resolve(user.as_deref()), ClientOptions::default()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("haadmin: {e}");
+            return 255;
+        }
+    };
+    match client.admin(op).await {
+        Ok(AdminResult::LeaderTransferred { leader, elapsed_ms }) => {
+            println!("Leadership transferred to member {leader} in {elapsed_ms} ms");
+            0
+        }
+        Ok(AdminResult::Membership { voters }) => {
+            let v: Vec<String> = voters.iter().map(u64::to_string).collect();
+            println!("Voters: {}", v.join(","));
+            0
+        }
+        Err(e) => {
+            eprintln!("haadmin: {e}");
+            1
+        }
+    }
+}
+
+fn member_id(arg: Option<&String>) -> Option<u64> {
+    arg.and_then(|s| s.parse().ok()).filter(|id| *id > 0)
+}
 
 async fn info(addr: &str) -> Result<pb::MemberInfoReply, String> {
     let ep = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
@@ -21,8 +61,29 @@ async fn info(addr: &str) -> Result<pb::MemberInfoReply, String> {
         .map_err(|s| s.message().to_string())
 }
 
-pub async fn run(fs: Option<String>, args: Vec<String>) -> i32 {
+pub async fn run(fs: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
     match args.first().map(String::as_str) {
+        Some("-transferLeader") => match (member_id(args.get(1)), args.len()) {
+            (Some(to), 2) => admin(fs, user, AdminOp::TransferLeader { to }).await,
+            _ => {
+                eprintln!("{USAGE}");
+                255
+            }
+        },
+        Some("-addMember") => match (member_id(args.get(1)), args.get(2), args.len()) {
+            (Some(id), Some(addr), 3) => admin(fs, user, AdminOp::AddMember { id, addr: addr.clone() }).await,
+            _ => {
+                eprintln!("{USAGE}");
+                255
+            }
+        },
+        Some("-removeMember") => match (member_id(args.get(1)), args.len()) {
+            (Some(id), 2) => admin(fs, user, AdminOp::RemoveMember { id }).await,
+            _ => {
+                eprintln!("{USAGE}");
+                255
+            }
+        },
         Some("-getServiceState") => {
             let Some(addr) = args.get(1) else {
                 eprintln!("{USAGE}");
@@ -44,13 +105,25 @@ pub async fn run(fs: Option<String>, args: Vec<String>) -> i32 {
                 eprintln!("haadmin: pass --fs or set RAFTFS_FS");
                 return 255;
             };
-            let members = match raftfs_client::uri::parse_fs(&fs) {
+            let seeds = match raftfs_client::uri::parse_fs(&fs) {
                 Ok(m) => m,
                 Err(e) => {
                     eprintln!("haadmin: {e}");
                     return 255;
                 }
             };
+            // The membership as the first member that answers knows it (it
+            // includes members added since --fs was written); the --fs
+            // addresses if none answers.
+            let mut members: Vec<String> = seeds.clone();
+            for addr in &seeds {
+                if let Ok(i) = info(addr).await {
+                    if !i.members.is_empty() {
+                        members = i.members.iter().map(|m| m.addr.clone()).collect();
+                    }
+                    break;
+                }
+            }
             println!(
                 "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10}",
                 "MEMBER", "ADDRESS", "ROLE", "TERM", "LAST_LOG", "APPLIED"

@@ -49,6 +49,9 @@ enum Cmd {
     Haadmin {
         #[arg(long, env = "RAFTFS_FS")]
         fs: Option<String>,
+        /// Who is asking (membership and leadership changes need the superuser).
+        #[arg(long, env = "RAFTFS_USER")]
+        user: Option<String>,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -108,7 +111,7 @@ fn main() {
             }
             Cmd::Dev(a) => report(cli_dev::run(a).await),
             Cmd::Dfs { fs, user, args } => dfs(fs, user, args).await,
-            Cmd::Haadmin { fs, args } => cli_haadmin::run(fs, args).await,
+            Cmd::Haadmin { fs, user, args } => cli_haadmin::run(fs, user, args).await,
             Cmd::Bench(b) => report(raftfs_bench::run(b).await),
         }
     });

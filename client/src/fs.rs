@@ -12,7 +12,8 @@ use tonic::transport::{Channel, Endpoint};
 use raftfs_proto::limits::{MAX_LISTING_ENTRIES, MAX_RPC_BYTES};
 use raftfs_proto::pb::namespace_client::NamespaceClient;
 use raftfs_proto::{
-    codec, pb, ContentSummary, DirectoryListing, FileStatus, FsError, Op, OpResult, Permission, QuotaSetting,
+    codec, pb, AdminOp, AdminResult, ContentSummary, DirectoryListing, FileStatus, FsError, Op, OpResult, Permission,
+    QuotaSetting,
 };
 
 use crate::identity::Identity;
@@ -59,6 +60,13 @@ pub struct FileSystem {
     opts: ClientOptions,
     channels: Mutex<HashMap<String, NamespaceClient<Channel>>>,
     leader: Mutex<Option<String>>,
+}
+
+/// Which RPC of the Namespace service a request goes to.
+#[derive(Debug, Clone, Copy)]
+enum Rpc {
+    Call,
+    Admin,
 }
 
 fn status_error(s: tonic::Status) -> FsError {
@@ -113,8 +121,14 @@ impl FileSystem {
         Ok(c)
     }
 
-    /// Send `op` once to `addr`.
-    async fn attempt(&self, addr: &str, call_id: u64, op_bin: &[u8]) -> Result<OpResult, FsError> {
+    /// Send one request of kind `rpc` to `addr`; decode its result.
+    async fn attempt<T: serde::de::DeserializeOwned>(
+        &self,
+        rpc: Rpc,
+        addr: &str,
+        call_id: u64,
+        op_bin: &[u8],
+    ) -> Result<T, FsError> {
         let mut client = self.channel(addr)?;
         let mut req = tonic::Request::new(pb::CallRequest {
             ctx: Some(pb::CallContext {
@@ -126,15 +140,27 @@ impl FileSystem {
             op_bin: op_bin.to_vec(),
         });
         req.set_timeout(Duration::from_millis(self.opts.rpc_timeout_ms));
-        let reply = client.call(req).await.map_err(status_error)?;
-        codec::decode::<Result<OpResult, FsError>>(&reply.into_inner().result_bin, "reply")?
+        let reply = match rpc {
+            Rpc::Call => client.call(req).await,
+            Rpc::Admin => client.admin(req).await,
+        }
+        .map_err(status_error)?;
+        codec::decode::<Result<T, FsError>>(&reply.into_inner().result_bin, "reply")?
     }
 
     /// Run one logical call: find the leader, retry what is retryable with
     /// the same call id, give up at the deadline.
     pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
+        self.run(Rpc::Call, codec::encode(&op)?).await
+    }
+
+    /// Run one `haadmin` command on the leader (superuser only).
+    pub async fn admin(&self, op: AdminOp) -> Result<AdminResult, FsError> {
+        self.run(Rpc::Admin, codec::encode(&op)?).await
+    }
+
+    async fn run<T: serde::de::DeserializeOwned>(&self, rpc: Rpc, op_bin: Vec<u8>) -> Result<T, FsError> {
         let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed);
-        let op_bin = codec::encode(&op)?;
         let deadline = tokio::time::Instant::now() + Duration::from_millis(self.opts.call_deadline_ms);
         let mut backoff = self.opts.min_backoff_ms;
         let mut rotate = rand::thread_rng().gen_range(0..self.members.len());
@@ -144,7 +170,7 @@ impl FileSystem {
                 rotate = (rotate + 1) % self.members.len();
                 self.members[rotate].clone()
             });
-            match self.attempt(&target, call_id, &op_bin).await {
+            match self.attempt(rpc, &target, call_id, &op_bin).await {
                 Ok(r) => return Ok(r),
                 Err(FsError::NotLeader { leader: Some(hint) }) if hint.addr != target && !hint.addr.is_empty() => {
                     tracing::debug!(from = %target, to = %hint.addr, "following leader hint");

@@ -33,6 +33,7 @@ pub fn test_version(id: u64, members: &BTreeMap<u64, String>, superuser: &str) -
         members: members.clone(),
         superuser: superuser.into(),
         ctime_ms: 0,
+        join: false,
     }
 }
 

@@ -10,12 +10,14 @@
 //! the router so that a typed error raised on a server arrives as the same
 //! typed error in the client.
 
+pub mod admin;
 pub mod codec;
 pub mod error;
 pub mod limits;
 pub mod ops;
 pub mod types;
 
+pub use admin::{AdminOp, AdminResult};
 pub use error::{FsError, LeaderHint};
 pub use ops::{CallCtx, Op, OpResult, QuotaSetting};
 pub use types::{ContentSummary, DirectoryListing, FileStatus, FileType, Permission};

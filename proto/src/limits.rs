@@ -28,3 +28,5 @@ pub const MAX_DIRECTORY_ITEMS: u64 = 1024 * 1024;
 pub const MAX_BLOCK_SIZE_BYTES: u64 = 1 << 40;
 /// Block sizes are multiples of this (HDFS `dfs.bytes-per-checksum`).
 pub const BYTES_PER_CHECKSUM: u64 = 512;
+/// Longest member address (`HOST:PORT`), in bytes.
+pub const MAX_MEMBER_ADDR_LEN_BYTES: usize = 300;

@@ -28,6 +28,8 @@ pub struct Cluster {
     pub store: String,
     /// Extra `raftfs metaserver` arguments (e.g. `--snapshot-logs 20`).
     pub extra_args: Vec<String>,
+    /// (ClusterID, NamespaceID, BlockPoolID) printed by format.
+    pub ids: (String, String, String),
     children: BTreeMap<u64, Child>,
 }
 
@@ -91,12 +93,68 @@ impl Cluster {
             members,
             store: store.to_string(),
             extra_args,
+            ids: ids.expect("at least one member formatted"),
             children: BTreeMap::new(),
         };
         for i in 1..=n {
             c.start_member(i);
         }
         c
+    }
+
+    /// Format member `i` with `format --join` on a free port and start it;
+    /// it waits to be added with `haadmin -addMember`. Returns its address.
+    pub fn start_joining_member(&mut self, i: u64) -> String {
+        let addr = format!("127.0.0.1:{}", free_ports(1)[0]);
+        let (c, ns, bp) = self.ids.clone();
+        let out = Command::new(BIN)
+            .args(["format", "--join", "--member-id", &i.to_string()])
+            .args(["--members", &format!("{i}={addr}"), "--superuser", "hdfs"])
+            .args(["--cluster-id", &c, "--namespace-id", &ns, "--block-pool-id", &bp])
+            .arg("--dir")
+            .arg(self.dir(i))
+            .output()
+            .expect("run raftfs format --join");
+        assert!(
+            out.status.success(),
+            "format --join member {i}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.members.insert(i, addr.clone());
+        self.start_member(i);
+        addr
+    }
+
+    /// Run `raftfs haadmin --fs <cluster> --user USER ARGS`; (exit code, stdout, stderr).
+    pub fn haadmin(&self, user: &str, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(BIN)
+            .args(["haadmin", "--fs", &self.fs_uri(), "--user", user])
+            .args(args)
+            .output()
+            .expect("run raftfs haadmin");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+
+    /// The member that the others agree leads, once there is one.
+    pub async fn leader(&self) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (_, out, _) = self.haadmin("hdfs", &["-getAllServiceState"]);
+            let leaders: Vec<u64> = out
+                .lines()
+                .filter(|l| l.split_whitespace().nth(2) == Some("LEADER"))
+                .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+                .collect();
+            if let [one] = leaders.as_slice() {
+                return *one;
+            }
+            assert!(Instant::now() < deadline, "no single leader: {out}\n{}", self.logs());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     pub fn dir(&self, i: u64) -> PathBuf {

@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
-use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest, TransferLeaderResponse,
+    VoteRequest, VoteResponse,
+};
 use openraft::storage::Snapshot;
 use openraft::{BasicNode, OptionalSend};
 use parking_lot::Mutex;
@@ -100,6 +103,7 @@ enum Rpc {
     Append,
     Vote,
     Snapshot,
+    TransferLeader,
 }
 
 impl PeerClient {
@@ -117,11 +121,13 @@ impl PeerClient {
             Rpc::Append => "append",
             Rpc::Vote => "vote",
             Rpc::Snapshot => "snapshot",
+            Rpc::TransferLeader => "transfer leader",
         };
         let reply = match rpc {
             Rpc::Append => client.append_entries(request).await,
             Rpc::Vote => client.vote(request).await,
             Rpc::Snapshot => client.full_snapshot(request).await,
+            Rpc::TransferLeader => client.transfer_leader(request).await,
         }
         .map_err(|s| NetErr(format!("{}: {}", s.code(), s.message())))?;
         let took = started.elapsed();
@@ -152,6 +158,16 @@ impl RaftNetworkV2<TypeConfig> for PeerClient {
         option: RPCOption,
     ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
         self.call(Rpc::Vote, &rpc, option.hard_ttl())
+            .await
+            .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
+    }
+
+    async fn transfer_leader(
+        &mut self,
+        req: TransferLeaderRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<TransferLeaderResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.call(Rpc::TransferLeader, &req, option.hard_ttl())
             .await
             .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
     }
@@ -203,6 +219,14 @@ impl pb::raft_server::Raft for RaftService {
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
         let rpc: VoteRequest<TypeConfig> = parse(req)?;
         reply(self.raft.vote(rpc).await)
+    }
+
+    async fn transfer_leader(
+        &self,
+        req: tonic::Request<pb::RaftMessage>,
+    ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
+        let rpc: TransferLeaderRequest<TypeConfig> = parse(req)?;
+        reply(self.raft.handle_transfer_leader(rpc).await)
     }
 
     async fn full_snapshot(

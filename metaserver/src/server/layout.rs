@@ -33,6 +33,11 @@ pub struct VersionFile {
     pub superuser: String,
     /// Milliseconds since the epoch at format.
     pub ctime_ms: i64,
+    /// Formatted to join a running nameservice (`raftfs format --join`):
+    /// never initializes a Raft group of its own; it waits to be added
+    /// (`haadmin -addMember`) and receives the namespace from the leader.
+    #[serde(default)]
+    pub join: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -119,7 +119,7 @@ fn hint(f: &ForwardToLeader<TypeConfig>) -> FsError {
     }
 }
 
-fn write_error(e: RaftError<TypeConfig, ClientWriteError<TypeConfig>>) -> FsError {
+pub(crate) fn write_error(e: RaftError<TypeConfig, ClientWriteError<TypeConfig>>) -> FsError {
     match e {
         RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => hint(&f),
         RaftError::APIError(ClientWriteError::LogEntryDiscarded(f)) => {
@@ -194,7 +194,7 @@ impl Member {
             .await
             .map_err(|e| FsError::Internal(e.to_string()))?;
         let lowest = self.addrs.keys().next().copied();
-        if !initialized && lowest == Some(self.version.member_id) {
+        if !initialized && !self.version.join && lowest == Some(self.version.member_id) {
             let nodes: BTreeMap<u64, BasicNode> = self
                 .addrs
                 .iter()
@@ -246,8 +246,16 @@ impl Member {
         &self.shared
     }
 
-    pub fn addr_of(&self, id: u64) -> Option<&str> {
-        self.addrs.get(&id).map(String::as_str)
+    /// Address of member `id`: from the latest membership (which knows
+    /// members added since format), else from VERSION.
+    pub fn addr_of(&self, id: u64) -> Option<String> {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow_watched();
+        m.membership_config
+            .membership()
+            .get_node(&id)
+            .map(|n| n.addr.clone())
+            .or_else(|| self.addrs.get(&id).cloned())
     }
 
     /// Execute one client call: writes through the log, reads after a lease check.
@@ -275,7 +283,7 @@ impl Member {
             // Only a leader can get the format committed; elsewhere say where to go.
             if let Some(leader) = self.raft.current_leader().await {
                 if leader != self.version.member_id {
-                    let addr = self.addr_of(leader).unwrap_or_default().to_string();
+                    let addr = self.addr_of(leader).unwrap_or_default();
                     return Err(FsError::NotLeader {
                         leader: Some(LeaderHint {
                             member_id: leader,

@@ -2,6 +2,7 @@
 //! exposes it ([`serve`]): the `Namespace` service for clients and the
 //! `Raft` service for peers, on one port.
 
+pub mod admin;
 pub mod batcher;
 pub mod layout;
 pub mod member;

@@ -11,7 +11,7 @@ use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
 use tonic::{Request, Response, Status};
 
-use raftfs_proto::{codec, pb, CallCtx, FsError, Op, OpResult};
+use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
 use super::member::Member;
 
@@ -45,6 +45,20 @@ impl pb::namespace_server::Namespace for NamespaceService {
         Ok(Response::new(pb::CallReply { result_bin }))
     }
 
+    async fn admin(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
+        let req = req.into_inner();
+        let result: Result<AdminResult, FsError> = async {
+            let ctx = ctx_from(req.ctx)?;
+            let op: AdminOp = codec::decode(&req.op_bin, "admin op")?;
+            self.member.admin(&ctx, op).await
+        }
+        .await;
+        let result_bin = codec::encode(&result)
+            .or_else(|e| codec::encode(&Err::<AdminResult, FsError>(e)))
+            .map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(pb::CallReply { result_bin }))
+    }
+
     async fn member_info(&self, _req: Request<pb::MemberInfoRequest>) -> Result<Response<pb::MemberInfoReply>, Status> {
         let m = self.member.raft.metrics().borrow_watched().clone();
         let leader_id = m.current_leader.unwrap_or(0);
@@ -60,11 +74,23 @@ impl pb::namespace_server::Namespace for NamespaceService {
             nameservice: self.member.version.nameservice.clone(),
             cluster_id: self.member.version.cluster_id.clone(),
             leader_id,
-            leader_addr: self.member.addr_of(leader_id).unwrap_or_default().to_string(),
+            leader_addr: self.member.addr_of(leader_id).unwrap_or_default(),
             term: m.current_term,
             role: role.to_string(),
             last_log_index: m.last_log_index.unwrap_or(0),
             applied_index: m.last_applied.as_ref().map_or(0, |l| l.index),
+            members: {
+                let membership = m.membership_config.membership();
+                let voters: std::collections::BTreeSet<u64> = membership.voter_ids().collect();
+                membership
+                    .nodes()
+                    .map(|(id, n)| pb::MemberAddr {
+                        id: *id,
+                        addr: n.addr.clone(),
+                        voter: voters.contains(id),
+                    })
+                    .collect()
+            },
         }))
     }
 }

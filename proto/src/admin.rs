@@ -1,0 +1,56 @@
+//! Membership and leadership commands of `raftfs haadmin` (what HDFS does
+//! with `haadmin -transitionToActive` and JournalNode edits, done here by
+//! Raft). They travel in the `Admin` RPC, never in the log as such: the
+//! membership entries they cause are openraft's own.
+
+use serde::{Deserialize, Serialize};
+
+/// How long a leadership transfer may take before the caller is told it did not happen.
+pub const TRANSFER_LEADER_TIMEOUT_MS: u64 = 5_000;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AdminOp {
+    /// Hand leadership to voter `to`.
+    TransferLeader { to: u64 },
+    /// Add member `id` at `addr`: joins as a learner, catches up, becomes a voter.
+    AddMember { id: u64, addr: String },
+    /// Remove member `id` from the voters and from the group.
+    RemoveMember { id: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AdminResult {
+    /// Leadership moved to `leader` after `elapsed_ms`.
+    LeaderTransferred { leader: u64, elapsed_ms: u64 },
+    /// The voters after the change.
+    Membership { voters: Vec<u64> },
+}
+
+/// Check a member address from the network or the command line: `HOST:PORT`.
+pub fn check_member_addr(addr: &str) -> Result<(), crate::FsError> {
+    let ok = addr.len() <= crate::limits::MAX_MEMBER_ADDR_LEN_BYTES
+        && addr
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.is_empty() && !host.contains(['/', ' ']) && port.parse::<u16>().is_ok());
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::FsError::InvalidArgument(format!(
+            "member address {addr:?} is not HOST:PORT"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_addresses() {
+        assert!(check_member_addr("127.0.0.1:8020").is_ok());
+        assert!(check_member_addr("nn-1.example.com:1").is_ok());
+        for bad in ["", "host", ":80", "h:99999", "h:p", "a b:1", "http://h:1"] {
+            assert!(check_member_addr(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+}
