@@ -35,10 +35,10 @@ pub struct MetaserverArgs {
     /// Raft heartbeat interval (default 100).
     #[arg(long = "heartbeat-ms")]
     pub heartbeat_ms: Option<u64>,
-    /// Smallest election timeout (default 500).
+    /// Smallest election timeout (default 300).
     #[arg(long = "election-timeout-min-ms")]
     pub election_timeout_min_ms: Option<u64>,
-    /// Largest election timeout (default 1000).
+    /// Largest election timeout (default 800).
     #[arg(long = "election-timeout-max-ms")]
     pub election_timeout_max_ms: Option<u64>,
     /// Take a snapshot after this many log entries (default 100000).

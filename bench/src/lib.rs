@@ -15,7 +15,9 @@
 //! block; `--runs N` repeats it and prints the median.
 //!
 //! `nnmemory` reports resident memory per file of the memory store.
+//! `failover` times a nameservice's recovery from kill -9 of its leader.
 
+mod failover;
 mod names;
 mod nnmemory;
 mod nnthroughput;
@@ -35,11 +37,14 @@ pub enum BenchCmd {
     Nnthroughput(nnthroughput::NnArgs),
     /// Resident memory per file of `--store memory`.
     Nnmemory(nnmemory::MemArgs),
+    /// Write unavailability after kill -9 of the leader (starts its own local nameservice).
+    Failover(failover::FailoverArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
     match cli.cmd {
         BenchCmd::Nnthroughput(a) => nnthroughput::run(a).await,
         BenchCmd::Nnmemory(a) => nnmemory::run(a),
+        BenchCmd::Failover(a) => failover::run(a).await,
     }
 }

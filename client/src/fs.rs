@@ -44,7 +44,7 @@ impl Default for ClientOptions {
             call_deadline_ms: 30_000,
             rpc_timeout_ms: 10_000,
             min_backoff_ms: 20,
-            max_backoff_ms: 1_000,
+            max_backoff_ms: 250,
             connect_timeout_ms: 1_000,
         }
     }

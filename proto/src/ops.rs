@@ -111,6 +111,26 @@ impl Op {
         )
     }
 
+    /// The path the operation is about (the source of a rename), as HDFS's
+    /// audit log names it.
+    pub fn src_path(&self) -> &str {
+        match self {
+            Op::Mkdirs { path, .. }
+            | Op::Create { path, .. }
+            | Op::Complete { path }
+            | Op::Delete { path, .. }
+            | Op::SetPermission { path, .. }
+            | Op::SetOwner { path, .. }
+            | Op::SetReplication { path, .. }
+            | Op::SetTimes { path, .. }
+            | Op::SetQuota { path, .. }
+            | Op::GetFileInfo { path }
+            | Op::GetListing { path, .. }
+            | Op::GetContentSummary { path } => path,
+            Op::Rename { src, .. } | Op::Rename2 { src, .. } => src,
+        }
+    }
+
     /// The HDFS name of the operation, for logs and audit lines.
     pub fn name(&self) -> &'static str {
         match self {

@@ -30,6 +30,8 @@ pub struct Cluster {
     pub extra_args: Vec<String>,
     /// (ClusterID, NamespaceID, BlockPoolID) printed by format.
     pub ids: (String, String, String),
+    /// Environment of every member started from now on (failpoints).
+    pub env: Vec<(String, String)>,
     children: BTreeMap<u64, Child>,
 }
 
@@ -94,6 +96,7 @@ impl Cluster {
             store: store.to_string(),
             extra_args,
             ids: ids.expect("at least one member formatted"),
+            env: Vec::new(),
             children: BTreeMap::new(),
         };
         for i in 1..=n {
@@ -178,6 +181,7 @@ impl Cluster {
                 "600",
             ])
             .args(&self.extra_args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .arg("--dir")
             .arg(self.dir(i))
             .stdin(Stdio::null())
@@ -186,6 +190,25 @@ impl Cluster {
             .spawn()
             .expect("start metaserver");
         self.children.insert(i, child);
+    }
+
+    /// Members whose process has exited on its own since the last call (they
+    /// are forgotten: start them again with [`Cluster::start_member`]).
+    pub fn exited(&mut self) -> Vec<u64> {
+        let gone: Vec<u64> = self
+            .children
+            .iter_mut()
+            .filter_map(|(i, c)| matches!(c.try_wait(), Ok(Some(_))).then_some(*i))
+            .collect();
+        for i in &gone {
+            self.children.remove(i);
+        }
+        gone
+    }
+
+    /// Process id of a running member.
+    pub fn pid(&self, i: u64) -> Option<u32> {
+        self.children.get(&i).map(Child::id)
     }
 
     /// kill -9 one member.

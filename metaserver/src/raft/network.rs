@@ -102,6 +102,7 @@ struct NetErr(String);
 enum Rpc {
     Append,
     Vote,
+    PreVote,
     Snapshot,
     TransferLeader,
 }
@@ -120,12 +121,14 @@ impl PeerClient {
         let kind = match rpc {
             Rpc::Append => "append",
             Rpc::Vote => "vote",
+            Rpc::PreVote => "pre-vote",
             Rpc::Snapshot => "snapshot",
             Rpc::TransferLeader => "transfer leader",
         };
         let reply = match rpc {
             Rpc::Append => client.append_entries(request).await,
             Rpc::Vote => client.vote(request).await,
+            Rpc::PreVote => client.pre_vote(request).await,
             Rpc::Snapshot => client.full_snapshot(request).await,
             Rpc::TransferLeader => client.transfer_leader(request).await,
         }
@@ -158,6 +161,16 @@ impl RaftNetworkV2<TypeConfig> for PeerClient {
         option: RPCOption,
     ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
         self.call(Rpc::Vote, &rpc, option.hard_ttl())
+            .await
+            .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
+    }
+
+    async fn pre_vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        self.call(Rpc::PreVote, &rpc, option.hard_ttl())
             .await
             .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
     }
@@ -219,6 +232,14 @@ impl pb::raft_server::Raft for RaftService {
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
         let rpc: VoteRequest<TypeConfig> = parse(req)?;
         reply(self.raft.vote(rpc).await)
+    }
+
+    async fn pre_vote(
+        &self,
+        req: tonic::Request<pb::RaftMessage>,
+    ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
+        let rpc: VoteRequest<TypeConfig> = parse(req)?;
+        reply(self.raft.pre_vote(rpc).await)
     }
 
     async fn transfer_leader(

@@ -26,6 +26,7 @@ use openraft::{BasicNode, ServerState};
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 
 use super::batcher::Batcher;
+use super::failpoint::Failpoints;
 use super::layout::{self, VersionFile};
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
 use crate::raft::network::NetworkFactory;
@@ -53,6 +54,14 @@ impl std::str::FromStr for StoreKind {
 
 /// Raft timings, in milliseconds. The election timeout must exceed the
 /// heartbeat interval several times over (openraft checks min > heartbeat).
+///
+/// Failover takes about `election_timeout_max_ms` plus one election: a
+/// follower grants no vote while its leader lease (openraft sets it to
+/// `election_timeout_max_ms` since the last heartbeat) runs, so a candidate
+/// whose timer fires earlier tries again; a small minimum lets the retry
+/// come soon after the lease ends. Pre-vote keeps a member whose timer fired
+/// spuriously (a stalled heartbeat) from bumping the term and deposing a
+/// healthy leader. The same bound caps the leader's read lease.
 #[derive(Debug, Clone)]
 pub struct RaftTimings {
     pub heartbeat_interval_ms: u64,
@@ -69,8 +78,8 @@ impl Default for RaftTimings {
     fn default() -> Self {
         RaftTimings {
             heartbeat_interval_ms: 100,
-            election_timeout_min_ms: 500,
-            election_timeout_max_ms: 1000,
+            election_timeout_min_ms: 300,
+            election_timeout_max_ms: 800,
             snapshot_logs_since_last: 100_000,
             logs_kept_after_snapshot: 1000,
         }
@@ -98,6 +107,7 @@ pub struct Member {
     pub version: VersionFile,
     shared: Arc<SmShared>,
     addrs: BTreeMap<u64, String>,
+    failpoints: Failpoints,
 }
 
 pub fn now_ms() -> i64 {
@@ -167,6 +177,7 @@ impl Member {
             install_snapshot_timeout: 60_000,
             api_batch_capacity: 4096,
             max_payload_entries: 1000,
+            enable_pre_vote: Some(true),
             ..Default::default()
         }
         .validate()
@@ -181,6 +192,7 @@ impl Member {
             shared,
             addrs: version.members.clone(),
             version,
+            failpoints: Failpoints::from_env(),
         };
         member.bootstrap().await?;
         Ok(member)
@@ -265,7 +277,12 @@ impl Member {
             self.wait_formatted().await?;
         }
         if op.is_write() {
-            self.batcher.write(ctx, op).await
+            let watched = self.failpoints.watches(&op);
+            let r = self.batcher.write(ctx, op).await;
+            if watched && r.is_ok() {
+                self.failpoints.crash_after_commit();
+            }
+            r
         } else {
             self.raft.ensure_linearizable(read_option()).await.map_err(read_error)?;
             let cfg = self

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod batcher;
+pub mod failpoint;
 pub mod layout;
 pub mod member;
 pub mod service;
