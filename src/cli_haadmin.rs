@@ -125,15 +125,22 @@ pub async fn run(fs: Option<String>, user: Option<String>, args: Vec<String>) ->
                 }
             }
             println!(
-                "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10}",
-                "MEMBER", "ADDRESS", "ROLE", "TERM", "LAST_LOG", "APPLIED"
+                "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} HEALTH",
+                "MEMBER", "ADDRESS", "ROLE", "TERM", "LAST_LOG", "APPLIED", "SNAPSHOT"
             );
             let mut code = 0;
             for addr in members {
                 match info(&addr).await {
                     Ok(i) => println!(
-                        "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10}",
-                        i.member_id, addr, i.role, i.term, i.last_log_index, i.applied_index
+                        "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} {}",
+                        i.member_id,
+                        addr,
+                        i.role,
+                        i.term,
+                        i.last_log_index,
+                        i.applied_index,
+                        i.snapshot_index,
+                        i.health
                     ),
                     Err(e) => {
                         code = 1;

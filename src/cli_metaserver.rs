@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::Args;
 use serde::Deserialize;
 
+use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
 
 #[derive(Args, Debug, Clone, Default, Deserialize)]
@@ -50,6 +51,15 @@ pub struct MetaserverArgs {
     /// Most client ops packed into one log entry (group commit; default 256; 1 = one entry per op).
     #[arg(long = "max-ops-per-entry")]
     pub max_ops_per_entry: Option<usize>,
+    /// Also take a snapshot this often if entries were applied since the last (default 3600; 0 = never).
+    #[arg(long = "snapshot-interval-secs")]
+    pub snapshot_interval_secs: Option<u64>,
+    /// Unhealthy below this much free space in the data directory's file system (default 100).
+    #[arg(long = "min-free-disk-mb")]
+    pub min_free_disk_mb: Option<u64>,
+    /// Unhealthy after a Raft log fsync slower than this (default 5000).
+    #[arg(long = "max-fsync-ms")]
+    pub max_fsync_ms: Option<u64>,
 }
 
 impl MetaserverArgs {
@@ -72,6 +82,9 @@ impl MetaserverArgs {
             snapshot_logs: self.snapshot_logs.or(f.snapshot_logs),
             snapshot_keep_logs: self.snapshot_keep_logs.or(f.snapshot_keep_logs),
             max_ops_per_entry: self.max_ops_per_entry.or(f.max_ops_per_entry),
+            snapshot_interval_secs: self.snapshot_interval_secs.or(f.snapshot_interval_secs),
+            min_free_disk_mb: self.min_free_disk_mb.or(f.min_free_disk_mb),
+            max_fsync_ms: self.max_fsync_ms.or(f.max_fsync_ms),
         })
     }
 }
@@ -93,6 +106,14 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         election_timeout_max_ms: a.election_timeout_max_ms.unwrap_or(d.election_timeout_max_ms),
         snapshot_logs_since_last: a.snapshot_logs.unwrap_or(d.snapshot_logs_since_last),
         logs_kept_after_snapshot: a.snapshot_keep_logs.unwrap_or(d.logs_kept_after_snapshot),
+        snapshot_interval_secs: a.snapshot_interval_secs.unwrap_or(d.snapshot_interval_secs),
+    };
+    let hd = HealthConfig::default();
+    let health = HealthConfig {
+        min_free_disk_bytes: a
+            .min_free_disk_mb
+            .map_or(hd.min_free_disk_bytes, |mb| mb.saturating_mul(1 << 20)),
+        max_fsync_ms: a.max_fsync_ms.unwrap_or(hd.max_fsync_ms),
     };
     let version = layout::check(&dir, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
     let listen: SocketAddr = match a.listen {
@@ -118,6 +139,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         max_ops_per_entry: a
             .max_ops_per_entry
             .unwrap_or(raftfs_metaserver::server::batcher::MAX_OPS_PER_ENTRY),
+        health,
     };
     let member = Arc::new(
         Member::open(&cfg)

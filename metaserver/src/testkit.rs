@@ -17,6 +17,7 @@ pub fn fast_timings() -> RaftTimings {
         election_timeout_max_ms: 400,
         snapshot_logs_since_last: 100_000,
         logs_kept_after_snapshot: 1000,
+        snapshot_interval_secs: 0,
     }
 }
 
@@ -59,6 +60,7 @@ pub async fn single_member_with(
         timings: fast_timings(),
         expect_cluster_id: None,
         max_ops_per_entry,
+        health: crate::server::health::HealthConfig::default(),
     };
     let member = Member::open(&cfg).await?;
     wait_serving(&member).await?;

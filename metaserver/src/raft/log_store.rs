@@ -39,6 +39,37 @@ const MAX_APPENDS_PER_SYNC: usize = 4096;
 pub struct LogStore {
     db: Arc<DB>,
     sync_tx: mpsc::Sender<(IOFlushed<TypeConfig>, bool)>,
+    stats: Arc<IoStats>,
+}
+
+/// What the health monitor reads of the log's disk: the slowest fsync and
+/// the fsync failures since it last looked.
+#[derive(Debug, Default)]
+pub struct IoStats {
+    max_fsync_ms: std::sync::atomic::AtomicU64,
+    fsync_errors: std::sync::atomic::AtomicU64,
+    last_error: parking_lot::Mutex<Option<String>>,
+}
+
+impl IoStats {
+    fn record(&self, took: std::time::Duration, result: &Result<(), String>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.max_fsync_ms.fetch_max(took.as_millis() as u64, Relaxed);
+        if let Err(e) = result {
+            self.fsync_errors.fetch_add(1, Relaxed);
+            *self.last_error.lock() = Some(e.clone());
+        }
+    }
+
+    /// (slowest fsync in ms, fsync errors, the last error) since the last call; resets them.
+    pub fn take(&self) -> (u64, u64, Option<String>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (
+            self.max_fsync_ms.swap(0, Relaxed),
+            self.fsync_errors.swap(0, Relaxed),
+            self.last_error.lock().take(),
+        )
+    }
 }
 
 fn other<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> io::Error + '_ {
@@ -86,10 +117,17 @@ impl LogStore {
         let db = Arc::new(DB::open_cf_descriptors(&opts, dir, cfs).map_err(other("open raft log"))?);
         let (sync_tx, sync_rx) = mpsc::channel::<(IOFlushed<TypeConfig>, bool)>();
         let sync_db = db.clone();
+        let stats = Arc::new(IoStats::default());
+        let sync_stats = stats.clone();
         std::thread::Builder::new()
             .name("raft-log-sync".into())
-            .spawn(move || sync_loop(sync_db, sync_rx))?;
-        Ok(LogStore { db, sync_tx })
+            .spawn(move || sync_loop(sync_db, sync_rx, &sync_stats))?;
+        Ok(LogStore { db, sync_tx, stats })
+    }
+
+    /// The log's fsync statistics, for the health monitor.
+    pub fn io_stats(&self) -> Arc<IoStats> {
+        self.stats.clone()
     }
 
     fn cf(&self, name: &str) -> &rocksdb::ColumnFamily {
@@ -119,7 +157,7 @@ impl LogStore {
 /// appends that wrote nothing (heartbeats) needs no fsync of its own: it is
 /// ordered behind every earlier append, each of which was synced before its
 /// callback ran.
-fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<(IOFlushed<TypeConfig>, bool)>) {
+fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<(IOFlushed<TypeConfig>, bool)>, stats: &IoStats) {
     while let Ok(first) = rx.recv() {
         let mut waiting = vec![first];
         while waiting.len() < MAX_APPENDS_PER_SYNC {
@@ -130,7 +168,10 @@ fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<(IOFlushed<TypeConfig>, bool)>) {
         }
         let wrote = waiting.iter().any(|(_, w)| *w);
         let result = if wrote {
-            db.flush_wal(true).map_err(|e| e.into_string())
+            let started = std::time::Instant::now();
+            let r = db.flush_wal(true).map_err(|e| e.into_string());
+            stats.record(started.elapsed(), &r);
+            r
         } else {
             Ok(())
         };

@@ -27,6 +27,7 @@ use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 
 use super::batcher::Batcher;
 use super::failpoint::Failpoints;
+use super::health::{Health, HealthChecks, HealthConfig, HEALTH_CHECK_INTERVAL_MS};
 use super::layout::{self, VersionFile};
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
 use crate::raft::network::NetworkFactory;
@@ -72,6 +73,9 @@ pub struct RaftTimings {
     /// Log entries kept behind a snapshot (so a briefly lagging member
     /// catches up from the log rather than a snapshot).
     pub logs_kept_after_snapshot: u64,
+    /// Also take a snapshot this often when entries were applied since the
+    /// last one (HDFS `dfs.namenode.checkpoint.period`, an hour); 0 = never.
+    pub snapshot_interval_secs: u64,
 }
 
 impl Default for RaftTimings {
@@ -82,6 +86,7 @@ impl Default for RaftTimings {
             election_timeout_max_ms: 800,
             snapshot_logs_since_last: 100_000,
             logs_kept_after_snapshot: 1000,
+            snapshot_interval_secs: 3600,
         }
     }
 }
@@ -96,6 +101,7 @@ pub struct MemberConfig {
     pub expect_cluster_id: Option<String>,
     /// Most client ops packed into one log entry (1 = one entry per op).
     pub max_ops_per_entry: usize,
+    pub health: HealthConfig,
 }
 
 /// How long a write waits for the namespace to be formatted after a leader is elected.
@@ -108,6 +114,9 @@ pub struct Member {
     shared: Arc<SmShared>,
     addrs: BTreeMap<u64, String>,
     failpoints: Failpoints,
+    health: Arc<parking_lot::RwLock<Health>>,
+    /// Background tasks (health monitor, timed snapshots), stopped at shutdown.
+    tasks: parking_lot::Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 pub fn now_ms() -> i64 {
@@ -163,6 +172,7 @@ impl Member {
         };
         let log = LogStore::open(&layout::raft_log_dir(&cfg.dir))
             .map_err(|e| FsError::Storage(format!("open raft log: {e}")))?;
+        let checks = HealthChecks::new(&cfg.dir, cfg.health.clone(), log.io_stats());
         let sm =
             NsStateMachine::open(store, &cfg.dir).map_err(|e| FsError::Storage(format!("open state machine: {e}")))?;
         let shared = sm.shared();
@@ -193,8 +203,17 @@ impl Member {
             addrs: version.members.clone(),
             version,
             failpoints: Failpoints::from_env(),
+            health: Arc::new(parking_lot::RwLock::new(Health::Healthy)),
+            tasks: parking_lot::Mutex::new(Vec::new()),
         };
         member.bootstrap().await?;
+        let monitor = tokio::spawn(monitor_health(member.raft.clone(), member.health.clone(), checks));
+        let mut tasks = vec![monitor.abort_handle()];
+        if t.snapshot_interval_secs > 0 {
+            let snap = tokio::spawn(snapshot_by_time(member.raft.clone(), t.snapshot_interval_secs));
+            tasks.push(snap.abort_handle());
+        }
+        *member.tasks.lock() = tasks;
         Ok(member)
     }
 
@@ -318,7 +337,15 @@ impl Member {
         Ok(())
     }
 
+    /// This member's health as of its last check.
+    pub fn health(&self) -> Health {
+        self.health.read().clone()
+    }
+
     pub async fn shutdown(&self) {
+        for t in self.tasks.lock().drain(..) {
+            t.abort();
+        }
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "shut down raft");
         }
@@ -336,4 +363,87 @@ fn read_option() -> LinearizerOption {
 /// Write VERSION for one member of a new nameservice.
 pub fn format_member(dir: &Path, v: &VersionFile) -> Result<(), FsError> {
     layout::format(dir, v).map_err(|e| FsError::InvalidArgument(e.to_string()))
+}
+
+/// How long the monitor waits for a follower to report its health.
+const HEALTH_QUERY_TIMEOUT_MS: u64 = 500;
+
+/// Check health every interval; stop campaigning while unhealthy, and as an
+/// unhealthy leader hand leadership to the most caught-up healthy follower.
+async fn monitor_health(raft: Raft, health: Arc<parking_lot::RwLock<Health>>, checks: HealthChecks) {
+    let mut tick = tokio::time::interval(Duration::from_millis(HEALTH_CHECK_INTERVAL_MS));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let now = checks.check();
+        let before = std::mem::replace(&mut *health.write(), now.clone());
+        if before != now {
+            match &now {
+                Health::Healthy => tracing::info!("healthy again: campaigning for leadership again"),
+                Health::Unhealthy(r) => tracing::warn!(reason = %r, "unhealthy: no longer campaigning for leadership"),
+            }
+        }
+        raft.runtime_config().elect(now.is_healthy());
+        if now.is_healthy() {
+            continue;
+        }
+        let m = raft.metrics().borrow_watched().clone();
+        if m.state != ServerState::Leader {
+            continue;
+        }
+        // Most caught-up followers first.
+        let mut candidates: Vec<(u64, u64)> = m
+            .replication
+            .iter()
+            .flatten()
+            .filter(|(id, _)| **id != m.id && m.membership_config.membership().voter_ids().any(|v| v == **id))
+            .map(|(id, matched)| (matched.as_ref().map_or(0, |l| l.index), *id))
+            .collect();
+        candidates.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, id) in candidates {
+            let Some(addr) = m.membership_config.membership().get_node(&id).map(|n| n.addr.clone()) else {
+                continue;
+            };
+            if peer_health(&addr).await.as_deref() == Some("HEALTHY") {
+                tracing::warn!(to = id, "unhealthy leader: transferring leadership");
+                if let Err(e) = raft.trigger().transfer_leader(id).await {
+                    tracing::warn!(error = %e, "transfer leadership");
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// A peer's health as its MemberInfo reports it; None if it does not answer.
+async fn peer_health(addr: &str) -> Option<String> {
+    let ep = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .ok()?
+        .connect_timeout(Duration::from_millis(HEALTH_QUERY_TIMEOUT_MS))
+        .timeout(Duration::from_millis(HEALTH_QUERY_TIMEOUT_MS));
+    let mut c = raftfs_proto::pb::namespace_client::NamespaceClient::new(ep.connect().await.ok()?);
+    let info = c.member_info(raftfs_proto::pb::MemberInfoRequest {}).await.ok()?;
+    Some(info.into_inner().health)
+}
+
+/// Take a snapshot every `secs` if entries were applied since the last one
+/// (the time half of HDFS's checkpoint trigger; the entry count half is
+/// openraft's snapshot policy).
+async fn snapshot_by_time(raft: Raft, secs: u64) {
+    let mut tick = tokio::time::interval(Duration::from_secs(secs));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await; // the first tick is immediate
+    loop {
+        tick.tick().await;
+        let m = raft.metrics().borrow_watched().clone();
+        let applied = m.last_applied.as_ref().map_or(0, |l| l.index);
+        let snapshot = m.snapshot.as_ref().map_or(0, |l| l.index);
+        if applied > snapshot {
+            tracing::info!(applied, snapshot, "periodic snapshot");
+            if let Err(e) = raft.trigger().snapshot().await {
+                tracing::warn!(error = %e, "trigger snapshot");
+                return;
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod batcher;
 pub mod failpoint;
+pub mod health;
 pub mod layout;
 pub mod member;
 pub mod service;

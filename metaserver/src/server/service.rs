@@ -79,6 +79,8 @@ impl pb::namespace_server::Namespace for NamespaceService {
             role: role.to_string(),
             last_log_index: m.last_log_index.unwrap_or(0),
             applied_index: m.last_applied.as_ref().map_or(0, |l| l.index),
+            health: self.member.health().describe(),
+            snapshot_index: m.snapshot.as_ref().map_or(0, |l| l.index),
             members: {
                 let membership = m.membership_config.membership();
                 let voters: std::collections::BTreeSet<u64> = membership.voter_ids().collect();
