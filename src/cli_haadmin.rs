@@ -125,14 +125,14 @@ pub async fn run(fs: Option<String>, user: Option<String>, args: Vec<String>) ->
                 }
             }
             println!(
-                "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} HEALTH",
-                "MEMBER", "ADDRESS", "ROLE", "TERM", "LAST_LOG", "APPLIED", "SNAPSHOT"
+                "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} {:>10} HEALTH",
+                "MEMBER", "ADDRESS", "ROLE", "TERM", "LAST_LOG", "APPLIED", "SNAPSHOT", "READS"
             );
             let mut code = 0;
             for addr in members {
                 match info(&addr).await {
                     Ok(i) => println!(
-                        "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} {}",
+                        "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} {:>10} {}",
                         i.member_id,
                         addr,
                         i.role,
@@ -140,6 +140,7 @@ pub async fn run(fs: Option<String>, user: Option<String>, args: Vec<String>) ->
                         i.last_log_index,
                         i.applied_index,
                         i.snapshot_index,
+                        i.reads_served,
                         i.health
                     ),
                     Err(e) => {

@@ -65,6 +65,7 @@ async fn malformed_op_payload_is_a_typed_error() {
             pb::CallRequest {
                 ctx: ctx(),
                 op_bin: payload,
+                ..Default::default()
             },
         )
         .await;
@@ -76,6 +77,7 @@ async fn malformed_op_payload_is_a_typed_error() {
         pb::CallRequest {
             ctx: None,
             op_bin: vec![],
+            ..Default::default()
         },
     )
     .await;
@@ -93,6 +95,7 @@ async fn malformed_op_payload_is_a_typed_error() {
         pb::CallRequest {
             ctx: bad_ctx,
             op_bin: op,
+            ..Default::default()
         },
     )
     .await;
@@ -202,6 +205,7 @@ async fn retried_calls_are_answered_from_the_retry_table() {
     let call = |op: raftfs_proto::Op, call_id| pb::CallRequest {
         ctx: ctx(call_id),
         op_bin: codec::encode(&op).unwrap(),
+        ..Default::default()
     };
     let create = raftfs_proto::Op::Create {
         path: "/once".into(),

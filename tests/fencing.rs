@@ -24,6 +24,7 @@ async fn send(c: &mut Client, call_id: u64, op: &Op) -> Result<OpResult, FsError
             groups: vec![],
         }),
         op_bin: codec::encode(op).unwrap(),
+        ..Default::default()
     };
     let reply = c.call(req).await.expect("transport").into_inner();
     codec::decode(&reply.result_bin, "reply").expect("decodable reply")

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use anyhow::bail;
 use clap::Args;
 
+use raftfs_client::FollowerReads;
 use raftfs_metaserver::server::StoreKind;
 use raftfs_proto::{Op, Permission};
 
@@ -49,6 +50,10 @@ pub struct NnArgs {
     pub runs: usize,
     #[arg(long, default_value = "/nnThroughputBenchmark")]
     pub base: String,
+    /// --fs: where reads go, one run per mode in this order: leader, followers
+    /// (read-your-writes), followers-linearizable (e.g. "leader,followers").
+    #[arg(long = "read-from", default_value = "leader")]
+    pub read_from: String,
     /// --level raft: most client ops per log entry (1 = one entry per op).
     #[arg(long = "max-ops-per-entry", default_value_t = raftfs_metaserver::server::batcher::MAX_OPS_PER_ENTRY)]
     pub max_ops_per_entry: usize,
@@ -72,12 +77,6 @@ fn create_work(path: String) -> Work {
 
 pub async fn run(a: NnArgs) -> anyhow::Result<()> {
     let store: StoreKind = a.store.parse().map_err(anyhow::Error::msg)?;
-    let bench = Arc::new(match (&a.fs, a.level.as_str()) {
-        (Some(fs), _) => Bench::remote(fs, a.user.as_deref())?,
-        (None, "engine") => Bench::engine(store).await?,
-        (None, "raft") => Bench::raft(store, a.max_ops_per_entry).await?,
-        (None, other) => bail!("--level must be engine or raft, not {other:?}"),
-    });
     let ops: Vec<&str> = if a.op == "all" {
         OPS.to_vec()
     } else {
@@ -88,30 +87,95 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
             bail!("unknown op {op:?}: expected one of {OPS:?}, clean or all");
         }
     }
-    let where_ = match &a.fs {
-        Some(fs) => format!("remote {fs}"),
-        None if a.level == "raft" => format!("level=raft store={} max-ops-per-entry={}", a.store, a.max_ops_per_entry),
-        None => format!("level={} store={}", a.level, a.store),
-    };
-    println!("# raftfs nnthroughput, {where_}");
-    for op in ops {
-        let mut rates = Vec::new();
-        for _ in 0..a.runs.max(1) {
-            rates.push(run_op(&bench, &a, op).await?);
-        }
-        if rates.len() > 1 {
+    let modes: Vec<FollowerReads> = a
+        .read_from
+        .split(',')
+        .map(|m| m.trim().parse().map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    if a.fs.is_none() && modes != [FollowerReads::Off] {
+        bail!("--read-from is for --fs (a running nameservice)");
+    }
+    let mut medians: Vec<(FollowerReads, f64)> = Vec::new();
+    for mode in &modes {
+        let bench = Arc::new(match (&a.fs, a.level.as_str()) {
+            (Some(fs), _) => Bench::remote(fs, a.user.as_deref(), *mode)?,
+            (None, "engine") => Bench::engine(store).await?,
+            (None, "raft") => Bench::raft(store, a.max_ops_per_entry).await?,
+            (None, other) => bail!("--level must be engine or raft, not {other:?}"),
+        });
+        let where_ = match &a.fs {
+            Some(fs) => format!("remote {fs} read-from={mode:?}"),
+            None if a.level == "raft" => {
+                format!("level=raft store={} max-ops-per-entry={}", a.store, a.max_ops_per_entry)
+            }
+            None => format!("level={} store={}", a.level, a.store),
+        };
+        println!("# raftfs nnthroughput, {where_}");
+        for op in &ops {
+            let before = match &a.fs {
+                Some(fs) => Some(reads_per_member(fs).await),
+                None => None,
+            };
+            let mut rates = Vec::new();
+            for _ in 0..a.runs.max(1) {
+                rates.push(run_op(&bench, &a, op).await?);
+            }
             let mut sorted = rates.clone();
             sorted.sort_by(f64::total_cmp);
             let median = sorted[sorted.len() / 2];
-            let all: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
-            println!(
-                "--- {op} summary ---\nmedian Ops per sec: {median:.0} (runs: {})",
-                all.join(", ")
-            );
+            if rates.len() > 1 {
+                let all: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+                println!(
+                    "--- {op} summary ---\nmedian Ops per sec: {median:.0} (runs: {})",
+                    all.join(", ")
+                );
+            }
+            if let (Some(fs), Some(before), true) = (&a.fs, before, matches!(*op, "open" | "fileStatus")) {
+                let after = reads_per_member(fs).await;
+                let (mut leader, mut total) = (0u64, 0u64);
+                for (addr, (role, n)) in &after {
+                    let d = n.saturating_sub(before.get(addr).map_or(0, |b| b.1));
+                    total += d;
+                    if role == "LEADER" {
+                        leader += d;
+                    }
+                }
+                println!(
+                    "reads served: {total}, by the leader {leader} ({:.0}%)",
+                    100.0 * leader as f64 / total.max(1) as f64
+                );
+                medians.push((*mode, median));
+            }
+        }
+        bench.shutdown().await;
+    }
+    if let Some((_, base)) = medians.iter().find(|(m, _)| *m == FollowerReads::Off) {
+        for (m, r) in &medians {
+            if *m != FollowerReads::Off {
+                println!("read throughput {m:?} / leader-only: {:.2}", r / base);
+            }
         }
     }
-    bench.shutdown().await;
     Ok(())
+}
+
+/// Reads served so far by each member of `fs`: address -> (role, reads).
+async fn reads_per_member(fs: &str) -> std::collections::BTreeMap<String, (String, u64)> {
+    let mut out = std::collections::BTreeMap::new();
+    for addr in raftfs_client::uri::parse_fs(fs).unwrap_or_default() {
+        let Ok(ep) = tonic::transport::Endpoint::from_shared(format!("http://{addr}")) else {
+            continue;
+        };
+        let Ok(ch) = ep.timeout(std::time::Duration::from_millis(2000)).connect().await else {
+            continue;
+        };
+        let mut c = raftfs_proto::pb::namespace_client::NamespaceClient::new(ch);
+        if let Ok(i) = c.member_info(raftfs_proto::pb::MemberInfoRequest {}).await {
+            let i = i.into_inner();
+            out.insert(addr, (i.role, i.reads_served));
+        }
+    }
+    out
 }
 
 async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64> {

@@ -74,9 +74,13 @@ impl Bench {
         })
     }
 
-    pub fn remote(fs: &str, user: Option<&str>) -> anyhow::Result<Bench> {
+    pub fn remote(fs: &str, user: Option<&str>, follower_reads: raftfs_client::FollowerReads) -> anyhow::Result<Bench> {
         let identity = raftfs_client::Identity::resolve(user);
-        let fs = FileSystem::connect(fs, identity, raftfs_client::ClientOptions::default())?;
+        let opts = raftfs_client::ClientOptions {
+            follower_reads,
+            ..raftfs_client::ClientOptions::default()
+        };
+        let fs = FileSystem::connect(fs, identity, opts)?;
         Ok(Bench {
             target: Target::Remote(Arc::new(fs)),
             call_ids: AtomicU64::new(1),

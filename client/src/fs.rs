@@ -36,6 +36,37 @@ pub struct ClientOptions {
     pub min_backoff_ms: u64,
     pub max_backoff_ms: u64,
     pub connect_timeout_ms: u64,
+    /// Where reads go: the leader (default), or any member.
+    pub follower_reads: FollowerReads,
+}
+
+/// Reads from followers (HDFS observer reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FollowerReads {
+    /// Every read on the leader, linearizable.
+    #[default]
+    Off,
+    /// Reads spread over all members; each member answers once it has
+    /// applied the highest log index this client has seen, so the client
+    /// reads its own writes (and never goes back in time).
+    ReadYourWrites,
+    /// Reads spread over all members, each after a read index from the
+    /// leader: linearizable, at the price of one small leader round trip.
+    Linearizable,
+}
+
+impl std::str::FromStr for FollowerReads {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "off" | "leader" => Ok(FollowerReads::Off),
+            "ryw" | "read-your-writes" | "followers" => Ok(FollowerReads::ReadYourWrites),
+            "linearizable" | "followers-linearizable" => Ok(FollowerReads::Linearizable),
+            other => Err(format!(
+                "unknown follower read mode {other:?}: expected leader, followers or followers-linearizable"
+            )),
+        }
+    }
 }
 
 impl Default for ClientOptions {
@@ -46,6 +77,7 @@ impl Default for ClientOptions {
             min_backoff_ms: 20,
             max_backoff_ms: 250,
             connect_timeout_ms: 1_000,
+            follower_reads: FollowerReads::Off,
         }
     }
 }
@@ -60,6 +92,9 @@ pub struct FileSystem {
     opts: ClientOptions,
     channels: Mutex<HashMap<String, NamespaceClient<Channel>>>,
     leader: Mutex<Option<String>>,
+    /// Highest log index seen in a reply (read-your-writes for follower reads).
+    max_index: AtomicU64,
+    next_reader: AtomicU64,
 }
 
 /// Which RPC of the Namespace service a request goes to.
@@ -94,6 +129,8 @@ impl FileSystem {
             opts,
             channels: Mutex::new(HashMap::new()),
             leader: Mutex::new(None),
+            max_index: AtomicU64::new(0),
+            next_reader: AtomicU64::new(rand::thread_rng().gen_range(0..1024)),
         })
     }
 
@@ -128,6 +165,7 @@ impl FileSystem {
         addr: &str,
         call_id: u64,
         op_bin: &[u8],
+        read_mode: pb::ReadMode,
     ) -> Result<T, FsError> {
         let mut client = self.channel(addr)?;
         let mut req = tonic::Request::new(pb::CallRequest {
@@ -138,20 +176,44 @@ impl FileSystem {
                 groups: self.identity.groups.clone(),
             }),
             op_bin: op_bin.to_vec(),
+            read_mode: read_mode as i32,
+            min_index: self.max_index.load(Ordering::Relaxed),
         });
         req.set_timeout(Duration::from_millis(self.opts.rpc_timeout_ms));
         let reply = match rpc {
             Rpc::Call => client.call(req).await,
             Rpc::Admin => client.admin(req).await,
         }
-        .map_err(status_error)?;
-        codec::decode::<Result<T, FsError>>(&reply.into_inner().result_bin, "reply")?
+        .map_err(status_error)?
+        .into_inner();
+        self.max_index.fetch_max(reply.index, Ordering::Relaxed);
+        codec::decode::<Result<T, FsError>>(&reply.result_bin, "reply")?
     }
 
     /// Run one logical call: find the leader, retry what is retryable with
     /// the same call id, give up at the deadline.
     pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
-        self.run(Rpc::Call, codec::encode(&op)?).await
+        let op_bin = codec::encode(&op)?;
+        let mode = match self.opts.follower_reads {
+            FollowerReads::Off => None,
+            FollowerReads::ReadYourWrites => Some(pb::ReadMode::Follower),
+            FollowerReads::Linearizable => Some(pb::ReadMode::FollowerLinearizable),
+        };
+        if let (false, Some(mode)) = (op.is_write(), mode) {
+            // One try on the next member in turn; anything retryable falls
+            // back to the leader path below.
+            let n = self.next_reader.fetch_add(1, Ordering::Relaxed) as usize;
+            let target = self.members[n % self.members.len()].clone();
+            let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed);
+            match self.attempt(Rpc::Call, &target, call_id, &op_bin, mode).await {
+                Ok(r) => return Ok(r),
+                Err(e) if e.is_retryable() => {
+                    tracing::debug!(member = %target, error = %e, "follower read failed; reading from the leader")
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.run(Rpc::Call, op_bin).await
     }
 
     /// Run one `haadmin` command on the leader (superuser only).
@@ -170,7 +232,7 @@ impl FileSystem {
                 rotate = (rotate + 1) % self.members.len();
                 self.members[rotate].clone()
             });
-            match self.attempt(rpc, &target, call_id, &op_bin).await {
+            match self.attempt(rpc, &target, call_id, &op_bin, pb::ReadMode::Leader).await {
                 Ok(r) => return Ok(r),
                 Err(FsError::NotLeader { leader: Some(hint) }) if hint.addr != target && !hint.addr.is_empty() => {
                     tracing::debug!(from = %target, to = %hint.addr, "following leader hint");

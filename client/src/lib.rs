@@ -14,6 +14,6 @@ mod fs;
 mod identity;
 pub mod uri;
 
-pub use fs::{ClientOptions, FileSystem};
+pub use fs::{ClientOptions, FileSystem, FollowerReads};
 pub use identity::Identity;
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};

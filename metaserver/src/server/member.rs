@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -29,6 +30,7 @@ use super::batcher::Batcher;
 use super::failpoint::Failpoints;
 use super::health::{Health, HealthChecks, HealthConfig, HEALTH_CHECK_INTERVAL_MS};
 use super::layout::{self, VersionFile};
+use super::read_index::ReadIndexClient;
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
 use crate::raft::network::NetworkFactory;
 use crate::raft::state_machine::SmShared;
@@ -117,6 +119,32 @@ pub struct Member {
     health: Arc<parking_lot::RwLock<Health>>,
     /// Background tasks (health monitor, timed snapshots), stopped at shutdown.
     tasks: parking_lot::Mutex<Vec<tokio::task::AbortHandle>>,
+    reads_served: AtomicU64,
+    /// Read indexes from the leader, for linearizable follower reads.
+    read_index_client: Arc<ReadIndexClient>,
+}
+
+/// How long a follower read waits for this member to catch up (or for the
+/// leader's read index) before the client is sent elsewhere.
+pub const FOLLOWER_READ_WAIT_MS: u64 = 2_000;
+
+/// Where a read may be served; see `ReadMode` in raftfs.proto.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
+    Leader,
+    Follower,
+    FollowerLinearizable,
+}
+
+impl ReadMode {
+    pub fn from_wire(m: i32) -> Result<ReadMode, FsError> {
+        match raftfs_proto::pb::ReadMode::try_from(m) {
+            Ok(raftfs_proto::pb::ReadMode::Leader) => Ok(ReadMode::Leader),
+            Ok(raftfs_proto::pb::ReadMode::Follower) => Ok(ReadMode::Follower),
+            Ok(raftfs_proto::pb::ReadMode::FollowerLinearizable) => Ok(ReadMode::FollowerLinearizable),
+            Err(_) => Err(FsError::InvalidArgument(format!("unknown read mode {m}"))),
+        }
+    }
 }
 
 pub fn now_ms() -> i64 {
@@ -196,6 +224,11 @@ impl Member {
             .await
             .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
         let batcher = Batcher::start(raft.clone(), cfg.max_ops_per_entry, write_error);
+        let read_index_client = ReadIndexClient::new(
+            raft.clone(),
+            version.members.clone(),
+            Duration::from_millis(FOLLOWER_READ_WAIT_MS),
+        );
         let member = Member {
             raft,
             batcher,
@@ -205,6 +238,8 @@ impl Member {
             failpoints: Failpoints::from_env(),
             health: Arc::new(parking_lot::RwLock::new(Health::Healthy)),
             tasks: parking_lot::Mutex::new(Vec::new()),
+            reads_served: AtomicU64::new(0),
+            read_index_client,
         };
         member.bootstrap().await?;
         let monitor = tokio::spawn(monitor_health(member.raft.clone(), member.health.clone(), checks));
@@ -289,6 +324,73 @@ impl Member {
             .or_else(|| self.addrs.get(&id).cloned())
     }
 
+    /// Execute one call as [`Member::call`] does, serving a read where `mode`
+    /// allows it (DESIGN: observer reads). `min_index` is the highest log
+    /// index the client has seen. Returns the result and this member's
+    /// applied index when it answered.
+    pub async fn call_with(
+        &self,
+        ctx: CallCtx,
+        op: Op,
+        mode: ReadMode,
+        min_index: u64,
+    ) -> (Result<OpResult, FsError>, u64) {
+        let is_leader = self.raft.metrics().borrow_watched().state == ServerState::Leader;
+        let r = if op.is_write() || mode == ReadMode::Leader || is_leader {
+            self.call(ctx, op).await
+        } else {
+            self.follower_read(ctx, op, mode, min_index).await
+        };
+        (r, *self.shared.applied_index().borrow())
+    }
+
+    async fn follower_read(&self, ctx: CallCtx, op: Op, mode: ReadMode, min_index: u64) -> Result<OpResult, FsError> {
+        check_ctx(&ctx)?;
+        let upto = match mode {
+            ReadMode::FollowerLinearizable => min_index.max(self.read_index_client.get().await?),
+            _ => min_index,
+        };
+        self.wait_applied(upto).await?;
+        let cfg = self
+            .shared
+            .config()
+            .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
+        self.reads_served.fetch_add(1, Ordering::Relaxed);
+        namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)
+    }
+
+    /// Wait until this member has applied `index`, for at most
+    /// [`FOLLOWER_READ_WAIT_MS`] (then a retryable error: the client goes
+    /// elsewhere).
+    async fn wait_applied(&self, index: u64) -> Result<(), FsError> {
+        let mut applied = self.shared.applied_index();
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(FOLLOWER_READ_WAIT_MS);
+        while *applied.borrow_and_update() < index {
+            match tokio::time::timeout_at(deadline, applied.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(FsError::Unavailable("member is shutting down".into())),
+                Err(_) => {
+                    return Err(FsError::Unavailable(format!(
+                        "member {} has not applied log index {index} within {FOLLOWER_READ_WAIT_MS} ms",
+                        self.version.member_id
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// As the leader: the log index a linearizable read must see applied.
+    pub async fn read_index(&self) -> Result<u64, FsError> {
+        let read = self.raft.ensure_linearizable(read_option()).await.map_err(read_error)?;
+        Ok(read.index())
+    }
+
+    /// Reads this member has served (leader or follower).
+    pub fn reads_served(&self) -> u64 {
+        self.reads_served.load(Ordering::Relaxed)
+    }
+
     /// Execute one client call: writes through the log, reads after a lease check.
     pub async fn call(&self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
         check_ctx(&ctx)?;
@@ -304,6 +406,7 @@ impl Member {
             r
         } else {
             self.raft.ensure_linearizable(read_option()).await.map_err(read_error)?;
+            self.reads_served.fetch_add(1, Ordering::Relaxed);
             let cfg = self
                 .shared
                 .config()

@@ -8,6 +8,7 @@ pub mod failpoint;
 pub mod health;
 pub mod layout;
 pub mod member;
+pub mod read_index;
 pub mod service;
 
 use std::net::SocketAddr;

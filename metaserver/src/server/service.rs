@@ -13,7 +13,7 @@ use tonic::{Request, Response, Status};
 
 use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
-use super::member::Member;
+use super::member::{Member, ReadMode};
 
 pub struct NamespaceService {
     pub member: Arc<Member>,
@@ -33,16 +33,24 @@ fn ctx_from(pb: Option<pb::CallContext>) -> Result<CallCtx, FsError> {
 impl pb::namespace_server::Namespace for NamespaceService {
     async fn call(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
         let req = req.into_inner();
-        let result: Result<OpResult, FsError> = async {
+        let (result, index): (Result<OpResult, FsError>, u64) = async {
             let ctx = ctx_from(req.ctx)?;
             let op: Op = codec::decode(&req.op_bin, "op")?;
-            self.member.call(ctx, op).await
+            let mode = ReadMode::from_wire(req.read_mode)?;
+            Ok(self.member.call_with(ctx, op, mode, req.min_index).await)
         }
-        .await;
+        .await
+        .unwrap_or_else(|e| (Err(e), 0));
         let result_bin = codec::encode(&result)
             .or_else(|e| codec::encode(&Err::<OpResult, FsError>(e)))
             .map_err(|e| Status::internal(e.to_string()))?;
-        Ok(Response::new(pb::CallReply { result_bin }))
+        Ok(Response::new(pb::CallReply { result_bin, index }))
+    }
+
+    async fn read_index(&self, _req: Request<pb::ReadIndexRequest>) -> Result<Response<pb::ReadIndexReply>, Status> {
+        let r = self.member.read_index().await;
+        let result_bin = codec::encode(&r).map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(pb::ReadIndexReply { result_bin }))
     }
 
     async fn admin(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
@@ -56,7 +64,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
         let result_bin = codec::encode(&result)
             .or_else(|e| codec::encode(&Err::<AdminResult, FsError>(e)))
             .map_err(|e| Status::internal(e.to_string()))?;
-        Ok(Response::new(pb::CallReply { result_bin }))
+        Ok(Response::new(pb::CallReply { result_bin, index: 0 }))
     }
 
     async fn member_info(&self, _req: Request<pb::MemberInfoRequest>) -> Result<Response<pb::MemberInfoReply>, Status> {
@@ -81,6 +89,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
             applied_index: m.last_applied.as_ref().map_or(0, |l| l.index),
             health: self.member.health().describe(),
             snapshot_index: m.snapshot.as_ref().map_or(0, |l| l.index),
+            reads_served: self.member.reads_served(),
             members: {
                 let membership = m.membership_config.membership();
                 let voters: std::collections::BTreeSet<u64> = membership.voter_ids().collect();
