@@ -38,6 +38,10 @@ pub struct ClientOptions {
     pub connect_timeout_ms: u64,
     /// Where reads go: the leader (default), or any member.
     pub follower_reads: FollowerReads,
+    /// While a call to the leader is unanswered this long, ask the other
+    /// members whether another one leads now (a paused leader does not
+    /// reset its connections the way a dead one does).
+    pub leader_check_after_ms: u64,
 }
 
 /// Reads from followers (HDFS observer reads).
@@ -78,6 +82,7 @@ impl Default for ClientOptions {
             max_backoff_ms: 250,
             connect_timeout_ms: 1_000,
             follower_reads: FollowerReads::Off,
+            leader_check_after_ms: 1_000,
         }
     }
 }
@@ -192,6 +197,63 @@ impl FileSystem {
 
     /// Run one logical call: find the leader, retry what is retryable with
     /// the same call id, give up at the deadline.
+    /// [`FileSystem::attempt`] on the leader path, abandoned with a
+    /// `NotLeader` hint if, while it is unanswered, another member reports
+    /// itself leader. The call id makes the retry safe.
+    async fn attempt_watched<T: serde::de::DeserializeOwned>(
+        &self,
+        rpc: Rpc,
+        target: &str,
+        call_id: u64,
+        op_bin: &[u8],
+    ) -> Result<T, FsError> {
+        let attempt = self.attempt(rpc, target, call_id, op_bin, pb::ReadMode::Leader);
+        tokio::pin!(attempt);
+        let every = Duration::from_millis(self.opts.leader_check_after_ms.max(1));
+        let mut check = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+        loop {
+            tokio::select! {
+                r = &mut attempt => return r,
+                _ = check.tick() => {
+                    if let Some(hint) = self.other_leader(target).await {
+                        tracing::debug!(from = %target, to = %hint.addr, "another member leads: abandoning the call");
+                        return Err(FsError::NotLeader { leader: Some(hint) });
+                    }
+                }
+            }
+        }
+    }
+
+    /// A member other than `target` that reports itself leader, if any answers so.
+    async fn other_leader(&self, target: &str) -> Option<raftfs_proto::LeaderHint> {
+        let asks = self
+            .members
+            .iter()
+            .filter(|m| m.as_str() != target)
+            .map(|m| async move {
+                let mut c = self.channel(m).ok()?;
+                let mut req = tonic::Request::new(pb::MemberInfoRequest {});
+                req.set_timeout(Duration::from_millis(self.opts.leader_check_after_ms.max(1)));
+                let i = c.member_info(req).await.ok()?.into_inner();
+                (i.role == "LEADER").then(|| {
+                    (
+                        i.term,
+                        raftfs_proto::LeaderHint {
+                            member_id: i.member_id,
+                            addr: m.clone(),
+                        },
+                    )
+                })
+            });
+        // Two may claim it across a partition: the higher term is the current one.
+        futures::future::join_all(asks)
+            .await
+            .into_iter()
+            .flatten()
+            .max_by_key(|(term, _)| *term)
+            .map(|(_, hint)| hint)
+    }
+
     pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
         let op_bin = codec::encode(&op)?;
         let mode = match self.opts.follower_reads {
@@ -232,7 +294,7 @@ impl FileSystem {
                 rotate = (rotate + 1) % self.members.len();
                 self.members[rotate].clone()
             });
-            match self.attempt(rpc, &target, call_id, &op_bin, pb::ReadMode::Leader).await {
+            match self.attempt_watched(rpc, &target, call_id, &op_bin).await {
                 Ok(r) => return Ok(r),
                 Err(FsError::NotLeader { leader: Some(hint) }) if hint.addr != target && !hint.addr.is_empty() => {
                     tracing::debug!(from = %target, to = %hint.addr, "following leader hint");
