@@ -37,9 +37,32 @@ const MAX_APPENDS_PER_SYNC: usize = 4096;
 /// The log store; clones share the database and the sync thread.
 #[derive(Clone)]
 pub struct LogStore {
+    // Declared before `db`: dropping the last clone stops and joins the sync
+    // thread first, so the database closes in the dropping thread, never in
+    // a thread still running when the process exits (RocksDB aborts with
+    // "pthread lock: Invalid argument" if its statics go first).
+    sync: Arc<SyncThread>,
     db: Arc<DB>,
-    sync_tx: mpsc::Sender<(IOFlushed<TypeConfig>, bool)>,
     stats: Arc<IoStats>,
+}
+
+type SyncTx = mpsc::Sender<(IOFlushed<TypeConfig>, bool)>;
+
+/// The sync thread's sender and handle; dropping the last one joins it.
+struct SyncThread {
+    tx: parking_lot::Mutex<Option<SyncTx>>,
+    handle: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Drop for SyncThread {
+    fn drop(&mut self) {
+        drop(self.tx.lock().take());
+        if let Some(h) = self.handle.lock().take() {
+            if h.join().is_err() {
+                tracing::error!("raft log sync thread panicked");
+            }
+        }
+    }
 }
 
 /// What the health monitor reads of the log's disk: the slowest fsync and
@@ -119,10 +142,14 @@ impl LogStore {
         let sync_db = db.clone();
         let stats = Arc::new(IoStats::default());
         let sync_stats = stats.clone();
-        std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name("raft-log-sync".into())
             .spawn(move || sync_loop(sync_db, sync_rx, &sync_stats))?;
-        Ok(LogStore { db, sync_tx, stats })
+        let sync = Arc::new(SyncThread {
+            tx: parking_lot::Mutex::new(Some(sync_tx)),
+            handle: parking_lot::Mutex::new(Some(handle)),
+        });
+        Ok(LogStore { sync, db, stats })
     }
 
     /// The log's fsync statistics, for the health monitor.
@@ -281,7 +308,11 @@ impl RaftLogStorage<TypeConfig> for LogStore {
                 .write_opt(wb, &WriteOptions::default())
                 .map_err(other("append raft log"))?;
         }
-        self.sync_tx
+        self.sync
+            .tx
+            .lock()
+            .as_ref()
+            .ok_or_else(|| io::Error::other("raft log sync thread stopped"))?
             .send((callback, wrote))
             .map_err(|_| io::Error::other("raft log sync thread stopped"))
     }
