@@ -315,13 +315,7 @@ impl Member {
     /// Address of member `id`: from the latest membership (which knows
     /// members added since format), else from VERSION.
     pub fn addr_of(&self, id: u64) -> Option<String> {
-        let metrics = self.raft.metrics();
-        let m = metrics.borrow_watched();
-        m.membership_config
-            .membership()
-            .get_node(&id)
-            .map(|n| n.addr.clone())
-            .or_else(|| self.addrs.get(&id).cloned())
+        member_addr(&self.raft, &self.addrs, id)
     }
 
     /// Execute one call as [`Member::call`] does, serving a read where `mode`
@@ -466,6 +460,18 @@ fn read_option() -> LinearizerOption {
 /// Write VERSION for one member of a new nameservice.
 pub fn format_member(dir: &Path, v: &VersionFile) -> Result<(), FsError> {
     layout::format(dir, v).map_err(|e| FsError::InvalidArgument(e.to_string()))
+}
+
+/// Address of member `id`: from the latest membership `raft` knows (members
+/// added since format), else from `version_addrs` (VERSION).
+pub(crate) fn member_addr(raft: &Raft, version_addrs: &BTreeMap<u64, String>, id: u64) -> Option<String> {
+    let metrics = raft.metrics();
+    let m = metrics.borrow_watched();
+    m.membership_config
+        .membership()
+        .get_node(&id)
+        .map(|n| n.addr.clone())
+        .or_else(|| version_addrs.get(&id).cloned())
 }
 
 /// How long the monitor waits for a follower to report its health.

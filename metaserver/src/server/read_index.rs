@@ -83,21 +83,14 @@ impl ReadIndexClient {
     }
 
     async fn fetch(&self) -> Result<u64, FsError> {
-        let (leader, addr) = {
-            let m = self.raft.metrics();
-            let m = m.borrow_watched();
-            let leader = m
-                .current_leader
-                .ok_or_else(|| FsError::Unavailable("no leader known for a linearizable read".into()))?;
-            let addr = m
-                .membership_config
-                .membership()
-                .get_node(&leader)
-                .map(|n| n.addr.clone())
-                .or_else(|| self.addrs.get(&leader).cloned())
-                .ok_or_else(|| FsError::Unavailable(format!("no address for leader {leader}")))?;
-            (leader, addr)
-        };
+        let leader = self
+            .raft
+            .metrics()
+            .borrow_watched()
+            .current_leader
+            .ok_or_else(|| FsError::Unavailable("no leader known for a linearizable read".into()))?;
+        let addr = super::member::member_addr(&self.raft, &self.addrs, leader)
+            .ok_or_else(|| FsError::Unavailable(format!("no address for leader {leader}")))?;
         let channel = {
             let mut cache = self.channel.lock();
             match &*cache {
