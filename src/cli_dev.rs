@@ -1,10 +1,16 @@
-//! `raftfs dev`: a whole local nameservice in one command.
+//! `raftfs dev`: a whole local cluster in one command.
 //!
-//! Formats `DIR/ns1/m<i>` on first use, starts every member as its own OS
-//! process (`raftfs metaserver`, so one can be `kill -9`ed), writes
-//! `DIR/ns1/m<i>.pid` and `DIR/ns1/m<i>.log`, prints the `--fs` value, and
+//! Formats `DIR/ns<k>/m<i>` (one ClusterID, a NamespaceID and BlockPoolID
+//! per nameservice) and `DIR/dn<j>` on first use, starts every member
+//! (`raftfs metaserver`) and every DataNode (`raftfs datanode`) as its own
+//! OS process (so one can be `kill -9`ed), writes each process's pid and log
+//! next to its directory, prints the `--fs` value of each nameservice, and
 //! stops them all on Ctrl-C or SIGTERM. Run again on the same DIR, it
-//! restarts with the data intact.
+//! restarts with the data intact; with a larger `--nameservices` it adds the
+//! new nameservices to the cluster.
+//!
+//! Ports: member i of nameservice k listens on port-base + 10(k-1) + i,
+//! DataNode j on port-base + 100 + j.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,11 +33,17 @@ macro_rules! say {
     }};
 }
 
-/// Most members `raftfs dev` starts.
+/// Most members per nameservice `raftfs dev` starts.
 const MAX_DEV_MEMBERS: u64 = 9;
-/// How long to wait for the nameservice to answer before giving up.
+/// Most nameservices `raftfs dev` starts.
+const MAX_DEV_NAMESERVICES: u64 = 9;
+/// Most DataNodes `raftfs dev` starts.
+const MAX_DEV_DATANODES: u64 = 50;
+/// Port offset of the DataNodes from --port-base.
+const DATANODE_PORT_OFFSET: u64 = 100;
+/// How long to wait for the nameservices to answer before giving up.
 const READY_TIMEOUT_MS: u64 = 60_000;
-/// How long members get to exit after SIGTERM before SIGKILL.
+/// How long processes get to exit after SIGTERM before SIGKILL.
 const STOP_GRACE_MS: u64 = 5_000;
 
 #[derive(Args, Debug, Clone)]
@@ -39,38 +51,69 @@ pub struct DevArgs {
     /// Where the cluster keeps its data, pids and logs.
     #[arg(long, default_value = "./dev-data")]
     pub dir: PathBuf,
-    /// Member i listens on port-base + i.
+    /// Member i of nameservice k listens on port-base + 10(k-1) + i; DataNode j on port-base + 100 + j.
     #[arg(long = "port-base", default_value_t = 9000)]
     pub port_base: u16,
-    /// Members of the nameservice (3 or 5 keep a majority through failures).
+    /// Members of each nameservice (3 or 5 keep a majority through failures).
     #[arg(long, default_value_t = 3)]
     pub members: u64,
+    /// Nameservices (each its own namespace and block pool).
+    #[arg(long, default_value_t = 1)]
+    pub nameservices: u64,
+    /// DataNodes, each serving every nameservice's block pool.
+    #[arg(long, default_value_t = 3)]
+    pub datanodes: u64,
     /// Namespace store of every member: rocksdb or memory.
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
-    /// Exit once the nameservice serves, leaving the members running (for scripts and tests).
+    /// Extra arguments for every `raftfs metaserver` (e.g. "--datanode-dead-ms 10000").
+    #[arg(long = "metaserver-args", default_value = "")]
+    pub metaserver_args: String,
+    /// Extra arguments for every `raftfs datanode` (e.g. "--heartbeat-ms 500").
+    #[arg(long = "datanode-args", default_value = "")]
+    pub datanode_args: String,
+    /// Exit once the cluster serves, leaving the processes running (for scripts and tests).
     #[arg(long)]
     pub detach: bool,
 }
 
-fn member_dir(root: &Path, i: u64) -> PathBuf {
-    root.join("ns1").join(format!("m{i}"))
+fn ns_name(k: u64) -> String {
+    format!("ns{k}")
 }
 
-fn pid_file(root: &Path, i: u64) -> PathBuf {
-    root.join("ns1").join(format!("m{i}.pid"))
+fn member_dir(root: &Path, k: u64, i: u64) -> PathBuf {
+    root.join(ns_name(k)).join(format!("m{i}"))
 }
 
-/// Format every member of a new dev nameservice (one identity for all).
-fn format_all(a: &DevArgs, members: &BTreeMap<u64, String>) -> anyhow::Result<()> {
+fn member_pid_file(root: &Path, k: u64, i: u64) -> PathBuf {
+    root.join(ns_name(k)).join(format!("m{i}.pid"))
+}
+
+fn dn_dir(root: &Path, j: u64) -> PathBuf {
+    root.join(format!("dn{j}"))
+}
+
+fn dn_pid_file(root: &Path, j: u64) -> PathBuf {
+    root.join(format!("dn{j}.pid"))
+}
+
+/// Format every member of nameservice `k` (one identity for all), in
+/// `cluster_id` (a new cluster when `None`). Returns the ClusterID.
+fn format_ns(
+    a: &DevArgs,
+    k: u64,
+    members: &BTreeMap<u64, String>,
+    cluster_id: Option<String>,
+) -> anyhow::Result<String> {
     let now = raftfs_metaserver::server::member::now_ms();
-    let (cid, nsid, bp) = new_ids(now);
+    let (new_cid, nsid, bp) = new_ids(now);
+    let cid = cluster_id.unwrap_or(new_cid);
     for id in members.keys() {
         let fa = FormatArgs {
-            dir: member_dir(&a.dir, *id),
+            dir: member_dir(&a.dir, k, *id),
             member_id: *id,
             members: String::new(),
-            nameservice: "ns1".into(),
+            nameservice: ns_name(k),
             cluster_id: Some(cid.clone()),
             namespace_id: Some(nsid),
             block_pool_id: Some(bp.clone()),
@@ -80,8 +123,12 @@ fn format_all(a: &DevArgs, members: &BTreeMap<u64, String>) -> anyhow::Result<()
         let v = version_for(&fa, members, now);
         raftfs_metaserver::server::format_member(&fa.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    say!("Formatted nameservice ns1 of cluster {cid} in {}", a.dir.display());
-    Ok(())
+    say!(
+        "Formatted nameservice {} (block pool {bp}) of cluster {cid} in {}",
+        ns_name(k),
+        a.dir.display()
+    );
+    Ok(cid)
 }
 
 fn alive(pid: i32) -> bool {
@@ -96,109 +143,183 @@ fn signal(pid: i32, sig: i32) {
     }
 }
 
+/// Refuse to start over a process of an earlier run that still lives.
+fn check_not_running(pid_file: &Path, what: &str, name: &str) -> anyhow::Result<()> {
+    if let Ok(p) = std::fs::read_to_string(pid_file) {
+        if let Ok(pid) = p.trim().parse::<i32>() {
+            if alive(pid) && std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.contains(what)) {
+                bail!("{name} is still running (pid {pid}); stop it first");
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Started {
+    name: String,
+    pid: i32,
+    pid_file: PathBuf,
+    child: tokio::process::Child,
+}
+
+fn spawn(exe: &Path, args: &[String], log_path: &Path, pid_file: &Path, name: &str) -> anyhow::Result<Started> {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path)
+        .with_context(|| format!("open {}", log_path.display()))?;
+    let child = tokio::process::Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .kill_on_drop(false)
+        .spawn()
+        .with_context(|| format!("start {name}"))?;
+    let pid = child.id().context("child pid")? as i32;
+    std::fs::write(pid_file, format!("{pid}\n"))?;
+    Ok(Started {
+        name: name.to_string(),
+        pid,
+        pid_file: pid_file.to_path_buf(),
+        child,
+    })
+}
+
 pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     if a.members == 0 || a.members > MAX_DEV_MEMBERS {
         bail!("--members must be 1..={MAX_DEV_MEMBERS}");
     }
+    if a.nameservices == 0 || a.nameservices > MAX_DEV_NAMESERVICES {
+        bail!("--nameservices must be 1..={MAX_DEV_NAMESERVICES}");
+    }
+    if a.datanodes > MAX_DEV_DATANODES {
+        bail!("--datanodes must be 0..={MAX_DEV_DATANODES}");
+    }
     if a.store != "rocksdb" && a.store != "memory" {
         bail!("--store must be rocksdb or memory, not {:?}", a.store);
     }
-    let members: BTreeMap<u64, String> = (1..=a.members)
-        .map(|i| (i, format!("127.0.0.1:{}", a.port_base as u64 + i)))
-        .collect();
-    if a.port_base as u64 + a.members > u16::MAX as u64 {
-        bail!("--port-base {} leaves no room for {} members", a.port_base, a.members);
+    if a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes > u16::MAX as u64 {
+        bail!("--port-base {} leaves no room for the cluster's ports", a.port_base);
     }
-    match layout::read(&member_dir(&a.dir, 1)) {
-        Ok(v) => {
-            if v.members != members {
-                bail!(
-                    "{} holds a nameservice with members {:?}; start it with the same --members/--port-base, or use another --dir",
-                    a.dir.display(),
-                    v.members
-                );
-            }
-            say!(
-                "Restarting nameservice ns1 of cluster {} from {}",
-                v.cluster_id,
-                a.dir.display()
-            );
-        }
-        Err(layout::LayoutError::NotFormatted { .. }) => format_all(&a, &members)?,
-        Err(e) => bail!("{e}"),
-    }
-    for i in members.keys() {
-        if let Ok(p) = std::fs::read_to_string(pid_file(&a.dir, *i)) {
-            if let Ok(pid) = p.trim().parse::<i32>() {
-                if alive(pid)
-                    && std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.contains("metaserver"))
-                {
-                    bail!("member {i} is still running (pid {pid}); stop it first");
+    let port = |k: u64, i: u64| a.port_base as u64 + 10 * (k - 1) + i;
+    let mut cluster_id: Option<String> = None;
+    let mut all_members = Vec::new();
+    for k in 1..=a.nameservices {
+        let members: BTreeMap<u64, String> = (1..=a.members)
+            .map(|i| (i, format!("127.0.0.1:{}", port(k, i))))
+            .collect();
+        match layout::read(&member_dir(&a.dir, k, 1)) {
+            Ok(v) => {
+                if v.members != members {
+                    bail!(
+                        "{} holds nameservice {} with members {:?}; start it with the same --members/--port-base, or use another --dir",
+                        a.dir.display(),
+                        ns_name(k),
+                        v.members
+                    );
                 }
+                if cluster_id.as_ref().is_some_and(|c| *c != v.cluster_id) {
+                    bail!(
+                        "{} mixes clusters: {} is of cluster {}",
+                        a.dir.display(),
+                        ns_name(k),
+                        v.cluster_id
+                    );
+                }
+                say!(
+                    "Restarting nameservice {} of cluster {} from {}",
+                    ns_name(k),
+                    v.cluster_id,
+                    a.dir.display()
+                );
+                cluster_id = Some(v.cluster_id);
             }
+            Err(layout::LayoutError::NotFormatted { .. }) => {
+                cluster_id = Some(format_ns(&a, k, &members, cluster_id.clone())?);
+            }
+            Err(e) => bail!("{e}"),
         }
+        for i in members.keys() {
+            check_not_running(
+                &member_pid_file(&a.dir, k, *i),
+                "metaserver",
+                &format!("member {i} of {}", ns_name(k)),
+            )?;
+        }
+        all_members.push(members);
+    }
+    for j in 1..=a.datanodes {
+        check_not_running(&dn_pid_file(&a.dir, j), "datanode", &format!("DataNode {j}"))?;
     }
     let exe = std::env::current_exe().context("find the raftfs binary")?;
+    let extra_ms: Vec<String> = a.metaserver_args.split_whitespace().map(str::to_string).collect();
+    let extra_dn: Vec<String> = a.datanode_args.split_whitespace().map(str::to_string).collect();
     let mut children = Vec::new();
-    for i in members.keys() {
-        let log_path = a.dir.join("ns1").join(format!("m{i}.log"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .with_context(|| format!("open {}", log_path.display()))?;
-        let child = tokio::process::Command::new(&exe)
-            .arg("metaserver")
-            .arg("--dir")
-            .arg(member_dir(&a.dir, *i))
-            .arg("--id")
-            .arg(i.to_string())
-            .arg("--store")
-            .arg(&a.store)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .kill_on_drop(false)
-            .spawn()
-            .with_context(|| format!("start member {i}"))?;
-        let pid = child.id().context("member pid")?;
-        std::fs::write(pid_file(&a.dir, *i), format!("{pid}\n"))?;
-        say!(
-            "  member {i}: pid {pid}, listening on {}, log {}",
-            members[i],
-            log_path.display()
-        );
-        children.push((*i, pid as i32, child));
+    let mut uris = Vec::new();
+    for (k, members) in (1..).zip(&all_members) {
+        for (i, addr) in members {
+            let dir = member_dir(&a.dir, k, *i);
+            let mut args: Vec<String> = vec!["metaserver".into(), "--dir".into(), dir.display().to_string()];
+            args.extend(["--id".into(), i.to_string(), "--store".into(), a.store.clone()]);
+            args.extend(extra_ms.iter().cloned());
+            let log = a.dir.join(ns_name(k)).join(format!("m{i}.log"));
+            let name = format!("member {i} of {}", ns_name(k));
+            let st = spawn(&exe, &args, &log, &member_pid_file(&a.dir, k, *i), &name)?;
+            say!("  {name}: pid {}, listening on {addr}, log {}", st.pid, log.display());
+            children.push(st);
+        }
+        uris.push(format!(
+            "raftfs://{}",
+            members.values().cloned().collect::<Vec<_>>().join(",")
+        ));
     }
-    let fs = format!("raftfs://{}", members.values().cloned().collect::<Vec<_>>().join(","));
-    wait_ready(&fs).await?;
-    say!("Nameservice ns1 is serving. Use it with:");
-    say!("  --fs {fs}");
-    say!("  export RAFTFS_FS={fs}");
+    for j in 1..=a.datanodes {
+        let listen = format!("127.0.0.1:{}", a.port_base as u64 + DATANODE_PORT_OFFSET + j);
+        let data = dn_dir(&a.dir, j).join("data");
+        std::fs::create_dir_all(&data).with_context(|| format!("create {}", data.display()))?;
+        let mut args: Vec<String> = vec!["datanode".into(), "--dir".into(), data.display().to_string()];
+        args.extend(["--listen".into(), listen.clone()]);
+        for u in &uris {
+            args.extend(["--nameservice".into(), u.clone()]);
+        }
+        args.extend(extra_dn.iter().cloned());
+        let log = a.dir.join(format!("dn{j}.log"));
+        let name = format!("DataNode {j}");
+        let st = spawn(&exe, &args, &log, &dn_pid_file(&a.dir, j), &name)?;
+        say!("  {name}: pid {}, listening on {listen}, log {}", st.pid, log.display());
+        children.push(st);
+    }
+    for u in &uris {
+        wait_ready(u).await?;
+    }
+    say!("The cluster is serving. Use it with:");
+    for (k, u) in (1..).zip(&uris) {
+        say!("  {}: --fs {u}", ns_name(k));
+    }
+    say!("  export RAFTFS_FS={}", uris[0]);
+    say!("  export RAFTFS_NAMESERVICES=\"{}\"", uris.join(";"));
     if a.detach {
         return Ok(());
     }
-    say!("Press Ctrl-C to stop every member.");
+    say!("Press Ctrl-C to stop every process.");
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}
     }
     say!("Stopping...");
-    for (_, pid, _) in &children {
-        signal(*pid, libc::SIGTERM);
+    for st in &children {
+        signal(st.pid, libc::SIGTERM);
     }
     let deadline = tokio::time::Instant::now() + Duration::from_millis(STOP_GRACE_MS);
-    for (i, pid, child) in &mut children {
-        match tokio::time::timeout_at(deadline, child.wait()).await {
-            Ok(_) => {}
-            Err(_) => {
-                eprintln!("member {i} (pid {pid}) did not stop in time: killing it");
-                signal(*pid, libc::SIGKILL);
-                let _ = child.wait().await;
-            }
+    for st in &mut children {
+        if tokio::time::timeout_at(deadline, st.child.wait()).await.is_err() {
+            eprintln!("{} (pid {}) did not stop in time: killing it", st.name, st.pid);
+            signal(st.pid, libc::SIGKILL);
+            let _ = st.child.wait().await;
         }
-        let _ = std::fs::remove_file(pid_file(&a.dir, *i));
+        let _ = std::fs::remove_file(&st.pid_file);
     }
     say!("Stopped.");
     Ok(())

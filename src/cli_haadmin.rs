@@ -37,6 +37,10 @@ async fn admin(fs: Option<String>, user: Option<String>, op: AdminOp) -> i32 {
             println!("Voters: {}", v.join(","));
             0
         }
+        Ok(other) => {
+            eprintln!("haadmin: unexpected answer {other:?}");
+            1
+        }
         Err(e) => {
             eprintln!("haadmin: {e}");
             1

@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::Args;
 use serde::Deserialize;
 
+use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
 
@@ -60,6 +61,24 @@ pub struct MetaserverArgs {
     /// Unhealthy after a Raft log fsync slower than this (default 5000).
     #[arg(long = "max-fsync-ms")]
     pub max_fsync_ms: Option<u64>,
+    /// A DataNode silent this long is dead and its blocks are re-replicated (default 630000, HDFS's 10.5 min).
+    #[arg(long = "datanode-dead-ms")]
+    pub datanode_dead_ms: Option<u64>,
+    /// How often the replication monitor runs (default 3000).
+    #[arg(long = "replication-interval-ms")]
+    pub replication_interval_ms: Option<u64>,
+    /// A scheduled re-replication not done after this long is scheduled again (default 300000).
+    #[arg(long = "pending-replication-timeout-ms")]
+    pub pending_replication_timeout_ms: Option<u64>,
+    /// Leave safe mode once this share of blocks has a replica reported (default 0.999).
+    #[arg(long = "safemode-threshold")]
+    pub safemode_threshold: Option<f64>,
+    /// ... and this long after reaching it (default 5000).
+    #[arg(long = "safemode-extension-ms")]
+    pub safemode_extension_ms: Option<u64>,
+    /// Recover the files of a writer that has not renewed its lease for this long (default 1200000, 20 min).
+    #[arg(long = "lease-hard-limit-ms")]
+    pub lease_hard_limit_ms: Option<u64>,
 }
 
 impl MetaserverArgs {
@@ -85,6 +104,12 @@ impl MetaserverArgs {
             snapshot_interval_secs: self.snapshot_interval_secs.or(f.snapshot_interval_secs),
             min_free_disk_mb: self.min_free_disk_mb.or(f.min_free_disk_mb),
             max_fsync_ms: self.max_fsync_ms.or(f.max_fsync_ms),
+            datanode_dead_ms: self.datanode_dead_ms.or(f.datanode_dead_ms),
+            replication_interval_ms: self.replication_interval_ms.or(f.replication_interval_ms),
+            pending_replication_timeout_ms: self.pending_replication_timeout_ms.or(f.pending_replication_timeout_ms),
+            safemode_threshold: self.safemode_threshold.or(f.safemode_threshold),
+            safemode_extension_ms: self.safemode_extension_ms.or(f.safemode_extension_ms),
+            lease_hard_limit_ms: self.lease_hard_limit_ms.or(f.lease_hard_limit_ms),
         })
     }
 }
@@ -115,6 +140,20 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
             .map_or(hd.min_free_disk_bytes, |mb| mb.saturating_mul(1 << 20)),
         max_fsync_ms: a.max_fsync_ms.unwrap_or(hd.max_fsync_ms),
     };
+    let bd = BlockManagerConfig::default();
+    let threshold = a.safemode_threshold.unwrap_or(bd.safemode_threshold);
+    if !(0.0..=1.0).contains(&threshold) {
+        anyhow::bail!("--safemode-threshold must be between 0 and 1, not {threshold}");
+    }
+    let blocks = BlockManagerConfig {
+        dead_after_ms: a.datanode_dead_ms.unwrap_or(bd.dead_after_ms),
+        monitor_interval_ms: a.replication_interval_ms.unwrap_or(bd.monitor_interval_ms).max(10),
+        pending_replication_timeout_ms: a
+            .pending_replication_timeout_ms
+            .unwrap_or(bd.pending_replication_timeout_ms),
+        safemode_threshold: threshold,
+        safemode_extension_ms: a.safemode_extension_ms.unwrap_or(bd.safemode_extension_ms),
+    };
     let version = layout::check(&dir, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
     let listen: SocketAddr = match a.listen {
         Some(l) => l,
@@ -140,6 +179,8 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
             .max_ops_per_entry
             .unwrap_or(raftfs_metaserver::server::batcher::MAX_OPS_PER_ENTRY),
         health,
+        blocks,
+        lease_hard_limit_ms: a.lease_hard_limit_ms.unwrap_or(server::DEFAULT_LEASE_HARD_LIMIT_MS),
     };
     let member = Arc::new(
         Member::open(&cfg)
@@ -155,7 +196,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}

@@ -1,6 +1,8 @@
 //! `raftfs`: one binary with subcommands, as `hdfs` has.
 
+mod cli_datanode;
 mod cli_dev;
+mod cli_dfsadmin;
 mod cli_format;
 mod cli_haadmin;
 mod cli_metaserver;
@@ -41,6 +43,34 @@ enum Cmd {
         #[arg(long)]
         user: Option<String>,
         /// The command and its arguments, e.g. -ls -R /
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run one DataNode (block storage for every nameservice's block pool).
+    Datanode(cli_datanode::DatanodeArgs),
+    /// Cluster administration, as `hdfs dfsadmin` (-report, -safemode, -decommission).
+    #[command(disable_help_flag = true)]
+    Dfsadmin {
+        /// Every nameservice: "raftfs://h:p,...;raftfs://h:p,..." (default: --fs)
+        #[arg(long, env = "RAFTFS_NAMESERVICES")]
+        nameservices: Option<String>,
+        #[arg(long, env = "RAFTFS_FS")]
+        fs: Option<String>,
+        #[arg(long, env = "RAFTFS_USER")]
+        user: Option<String>,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Check files, blocks and replicas under a path, as `hdfs fsck`.
+    #[command(disable_help_flag = true)]
+    Fsck {
+        /// Every nameservice: "raftfs://h:p,...;raftfs://h:p,..." (default: --fs)
+        #[arg(long, env = "RAFTFS_NAMESERVICES")]
+        nameservices: Option<String>,
+        #[arg(long, env = "RAFTFS_FS")]
+        fs: Option<String>,
+        #[arg(long, env = "RAFTFS_USER")]
+        user: Option<String>,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -112,6 +142,28 @@ fn main() {
             Cmd::Dev(a) => report(cli_dev::run(a).await),
             Cmd::Dfs { fs, user, args } => dfs(fs, user, args).await,
             Cmd::Haadmin { fs, user, args } => cli_haadmin::run(fs, user, args).await,
+            Cmd::Datanode(a) => {
+                init_tracing();
+                report(cli_datanode::run(a).await)
+            }
+            Cmd::Dfsadmin {
+                nameservices,
+                fs,
+                user,
+                args,
+            } => {
+                if args.is_empty() || args[0] == "-help" {
+                    println!("{}", cli_dfsadmin::USAGE);
+                    return if args.is_empty() { 255 } else { 0 };
+                }
+                cli_dfsadmin::run(nameservices.or(fs), user, args).await
+            }
+            Cmd::Fsck {
+                nameservices,
+                fs,
+                user,
+                args,
+            } => cli_dfsadmin::fsck(nameservices.or(fs), user, args).await,
             Cmd::Bench(b) => report(raftfs_bench::run(b).await),
         }
     });
@@ -154,5 +206,7 @@ async fn dfs(fs: Option<String>, user: Option<String>, args: Vec<String>) -> i32
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let (mut out, mut err) = (stdout.lock(), stderr.lock());
-    raftfs_client::dfs::run(&client, &args, &mut out, &mut err).await
+    use std::io::IsTerminal;
+    let progress = std::io::stderr().is_terminal();
+    raftfs_client::dfs::run_with(&client, &args, &mut out, &mut err, progress).await
 }

@@ -21,7 +21,7 @@ fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, Str
     let mut fs = None;
     for line in out.lines() {
         let line = line.expect("read dev output");
-        if let Some(v) = line.trim().strip_prefix("--fs ") {
+        if let Some(v) = line.trim().strip_prefix("ns1: --fs ") {
             fs = Some(v.to_string());
         }
         if line.starts_with("Press Ctrl-C") {

@@ -16,7 +16,10 @@
 //!
 //! `nnmemory` reports resident memory per file of the memory store.
 //! `failover` times a nameservice's recovery from kill -9 of its leader.
+//! `data` measures put and get of a large file against the disk's limits;
+//! `blockreport` times a member processing a full block report.
 
+mod datapath;
 mod failover;
 mod names;
 mod nnmemory;
@@ -39,6 +42,10 @@ pub enum BenchCmd {
     Nnmemory(nnmemory::MemArgs),
     /// Write unavailability after kill -9 of the leader (starts its own local nameservice).
     Failover(failover::FailoverArgs),
+    /// Single-client put and get of one large file against local disk limits (starts its own cluster).
+    Data(datapath::DataArgs),
+    /// A member processing a full block report, with getFileInfo latency alongside.
+    Blockreport(datapath::BlockReportArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -46,5 +53,7 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Nnthroughput(a) => nnthroughput::run(a).await,
         BenchCmd::Nnmemory(a) => nnmemory::run(a),
         BenchCmd::Failover(a) => failover::run(a).await,
+        BenchCmd::Data(a) => datapath::run(a).await,
+        BenchCmd::Blockreport(a) => datapath::blockreport(a).await,
     }
 }

@@ -72,7 +72,7 @@ pub fn run(a: MemArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("create {path}: {e}"))?;
         ctx.call_id += 1;
         engine
-            .execute(&ctx, &Op::Complete { path }, t)
+            .execute(&ctx, &Op::Complete { path, last: None }, t)
             .map_err(|e| anyhow::anyhow!("complete: {e}"))?;
     }
     let after = rss_bytes()?;

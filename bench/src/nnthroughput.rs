@@ -71,7 +71,7 @@ fn create_work(path: String) -> Work {
             replication: 3,
             block_size: 128 * 1024 * 1024,
         },
-        Op::Complete { path },
+        Op::Complete { path, last: None },
     ]
 }
 

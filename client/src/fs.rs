@@ -1,8 +1,8 @@
 //! [`FileSystem`]: the SDK's handle on one nameservice.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::Stream;
@@ -10,12 +10,14 @@ use rand::Rng;
 use tonic::transport::{Channel, Endpoint};
 
 use raftfs_proto::limits::{MAX_LISTING_ENTRIES, MAX_RPC_BYTES};
+use raftfs_proto::pb::data_transfer_client::DataTransferClient;
 use raftfs_proto::pb::namespace_client::NamespaceClient;
 use raftfs_proto::{
     codec, pb, AdminOp, AdminResult, ContentSummary, DirectoryListing, FileStatus, FsError, Op, OpResult, Permission,
     QuotaSetting,
 };
 
+use crate::data::{FileReader, FileWriter};
 use crate::identity::Identity;
 use crate::uri::parse_fs;
 
@@ -87,19 +89,34 @@ impl Default for ClientOptions {
     }
 }
 
-/// A connection to one nameservice. Cheap to share (`&self` methods); cloned
-/// channels multiplex concurrent calls over one HTTP/2 connection per member.
+/// A connection to one nameservice. Cheap to share (`&self` methods, and
+/// `Clone` shares one connection); cloned channels multiplex concurrent
+/// calls over one HTTP/2 connection per member.
+#[derive(Clone)]
 pub struct FileSystem {
+    pub(crate) core: Arc<Core>,
+}
+
+/// What every handle on one nameservice shares: addresses, identity,
+/// channels, the leader guess, call ids, and the lease renewer of open writers.
+pub(crate) struct Core {
     members: Vec<String>,
     identity: Identity,
-    client_id: String,
+    pub(crate) client_id: String,
     next_call_id: AtomicU64,
-    opts: ClientOptions,
-    channels: Mutex<HashMap<String, NamespaceClient<Channel>>>,
+    pub(crate) opts: ClientOptions,
+    channels: Mutex<HashMap<String, Channel>>,
     leader: Mutex<Option<String>>,
     /// Highest log index seen in a reply (read-your-writes for follower reads).
     max_index: AtomicU64,
     next_reader: AtomicU64,
+    /// Channels to DataNodes, one per address.
+    pub(crate) datanodes: Mutex<HashMap<String, DataTransferClient<Channel>>>,
+    /// Writers open now; the lease renewer runs while there are any.
+    pub(crate) open_writers: AtomicUsize,
+    pub(crate) renewer: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The nameservice's block pool id, once learned.
+    pool_id: Mutex<Option<String>>,
 }
 
 /// Which RPC of the Namespace service a request goes to.
@@ -126,7 +143,7 @@ impl FileSystem {
     /// Connections are made lazily: this fails only on a malformed `fs`.
     pub fn connect(fs: &str, identity: Identity, opts: ClientOptions) -> Result<FileSystem, FsError> {
         let members = parse_fs(fs)?;
-        Ok(FileSystem {
+        let core = Core {
             members,
             identity,
             client_id: format!("raftfs-client-{}", uuid::Uuid::new_v4()),
@@ -136,18 +153,40 @@ impl FileSystem {
             leader: Mutex::new(None),
             max_index: AtomicU64::new(0),
             next_reader: AtomicU64::new(rand::thread_rng().gen_range(0..1024)),
-        })
+            datanodes: Mutex::new(HashMap::new()),
+            open_writers: AtomicUsize::new(0),
+            renewer: Mutex::new(None),
+            pool_id: Mutex::new(None),
+        };
+        Ok(FileSystem { core: Arc::new(core) })
     }
 
     pub fn identity(&self) -> &Identity {
-        &self.identity
+        &self.core.identity
     }
 
     pub fn client_id(&self) -> &str {
-        &self.client_id
+        &self.core.client_id
     }
 
-    fn channel(&self, addr: &str) -> Result<NamespaceClient<Channel>, FsError> {
+    pub fn options(&self) -> &ClientOptions {
+        &self.core.opts
+    }
+
+    /// Run one namespace operation (retried, failover-aware).
+    pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
+        self.core.call(op).await
+    }
+
+    /// Run one `haadmin`/`dfsadmin` command on the leader (superuser only).
+    pub async fn admin(&self, op: AdminOp) -> Result<AdminResult, FsError> {
+        self.core.admin(op).await
+    }
+}
+
+impl Core {
+    /// The channel to member `addr` (one per member, shared by every call).
+    pub(crate) fn namespace_channel(&self, addr: &str) -> Result<Channel, FsError> {
         let mut map = self.channels.lock().expect("channel map lock");
         if let Some(c) = map.get(addr) {
             return Ok(c.clone());
@@ -156,11 +195,19 @@ impl FileSystem {
             .map_err(|e| FsError::InvalidArgument(format!("member address {addr:?}: {e}")))?
             .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
             .tcp_nodelay(true);
-        let c = NamespaceClient::new(ep.connect_lazy())
-            .max_decoding_message_size(MAX_RPC_BYTES)
-            .max_encoding_message_size(MAX_RPC_BYTES);
+        let c = ep.connect_lazy();
         map.insert(addr.to_string(), c.clone());
         Ok(c)
+    }
+
+    pub(crate) fn member_addrs(&self) -> &[String] {
+        &self.members
+    }
+
+    fn channel(&self, addr: &str) -> Result<NamespaceClient<Channel>, FsError> {
+        Ok(NamespaceClient::new(self.namespace_channel(addr)?)
+            .max_decoding_message_size(MAX_RPC_BYTES)
+            .max_encoding_message_size(MAX_RPC_BYTES))
     }
 
     /// Send one request of kind `rpc` to `addr`; decode its result.
@@ -326,7 +373,9 @@ impl FileSystem {
             self.opts.call_deadline_ms
         )))
     }
+}
 
+impl FileSystem {
     // ---- the Hadoop-style API ----
 
     /// `mkdirs` with `permission` masked by the umask (HDFS: true when the
@@ -390,7 +439,13 @@ impl FileSystem {
     }
 
     pub async fn complete(&self, path: &str) -> Result<bool, FsError> {
-        expect_bool(self.call(Op::Complete { path: path.into() }).await?)
+        expect_bool(
+            self.call(Op::Complete {
+                path: path.into(),
+                last: None,
+            })
+            .await?,
+        )
     }
 
     /// The status of `path`; `FileNotFound` when it does not exist (Hadoop's `getFileStatus`).
@@ -545,6 +600,104 @@ impl FileSystem {
         })
         .await
         .map(|_| ())
+    }
+
+    // ---- file data ----
+
+    /// Create `path` (replacing a file there if `overwrite`) and open it for
+    /// writing with the default replication and block size (Hadoop `create`).
+    pub async fn create_file(&self, path: &str, overwrite: bool) -> Result<FileWriter, FsError> {
+        self.create_file_opt(
+            path,
+            overwrite,
+            None,
+            DEFAULT_REPLICATION,
+            DEFAULT_BLOCK_SIZE_BYTES,
+            true,
+        )
+        .await
+    }
+
+    pub async fn create_file_opt(
+        &self,
+        path: &str,
+        overwrite: bool,
+        permission: Option<Permission>,
+        replication: u16,
+        block_size: u64,
+        create_parent: bool,
+    ) -> Result<FileWriter, FsError> {
+        let status = self
+            .create_opt(path, overwrite, permission, replication, block_size, create_parent)
+            .await?;
+        let pool = self.pool_id(path).await?;
+        FileWriter::open(
+            self.core.clone(),
+            path,
+            status.replication,
+            status.block_size,
+            0,
+            None,
+            pool,
+        )
+        .await
+    }
+
+    /// Open a closed file for appending (Hadoop `append`).
+    pub async fn append(&self, path: &str) -> Result<FileWriter, FsError> {
+        let (status, last) = match self.call(Op::Append { path: path.into() }).await? {
+            OpResult::Appended { status, last } => (status, last),
+            other => return Err(unexpected(other)),
+        };
+        let located = crate::data::block_locations(&self.core, path).await?;
+        let prev = match &last {
+            Some(_) => None,
+            None => located.blocks.last().map(|b| b.block),
+        };
+        let mut w = FileWriter::open(
+            self.core.clone(),
+            path,
+            status.replication,
+            status.block_size,
+            status.length,
+            prev,
+            located.block_pool_id,
+        )
+        .await?;
+        if let Some(lb) = last {
+            w.reopen(lb).await?;
+        }
+        Ok(w)
+    }
+
+    /// Open a file for reading (Hadoop `open`).
+    pub async fn open(&self, path: &str) -> Result<FileReader, FsError> {
+        FileReader::open(self.core.clone(), path).await
+    }
+
+    /// Where the blocks of `path` are (HDFS `getBlockLocations`).
+    pub async fn block_locations(&self, path: &str) -> Result<raftfs_proto::LocatedBlocks, FsError> {
+        crate::data::block_locations(&self.core, path).await
+    }
+
+    /// Close a file whose writer went away; true once it is closed (HDFS `recoverLease`).
+    pub async fn recover_lease(&self, path: &str) -> Result<bool, FsError> {
+        expect_bool(self.call(Op::RecoverLease { path: path.into() }).await?)
+    }
+
+    /// HDFS's MD5-of-MD5-of-CRC32C checksum of a file.
+    pub async fn file_checksum(&self, path: &str) -> Result<crate::data::FileChecksum, FsError> {
+        crate::data::file_checksum(&self.core, path).await
+    }
+
+    /// The nameservice's block pool id (asked once, then remembered).
+    async fn pool_id(&self, path: &str) -> Result<String, FsError> {
+        if let Some(p) = self.core.pool_id.lock().expect("pool id lock").clone() {
+            return Ok(p);
+        }
+        let p = crate::data::block_locations(&self.core, path).await?.block_pool_id;
+        *self.core.pool_id.lock().expect("pool id lock") = Some(p.clone());
+        Ok(p)
     }
 
     pub async fn content_summary(&self, path: &str) -> Result<ContentSummary, FsError> {

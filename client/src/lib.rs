@@ -9,11 +9,13 @@
 //!   the server's replicated retry table answers a retried non-idempotent
 //!   call (create, rename, delete, …) with its first result.
 
+mod data;
 pub mod dfs;
 mod fs;
 mod identity;
 pub mod uri;
 
-pub use fs::{ClientOptions, FileSystem, FollowerReads};
+pub use data::{FileChecksum, FileReader, FileWriter};
+pub use fs::{ClientOptions, FileSystem, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 pub use identity::Identity;
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};

@@ -1,1 +1,103 @@
-//! placeholder
+//! raftfs DataNode (DESIGN.md §6): stores the blocks of every nameservice's
+//! block pool, receives and forwards them down write pipelines, serves
+//! verified reads, and keeps every member of every nameservice informed
+//! with heartbeats and block reports.
+//!
+//! * [`storage`]: the on-disk layout (HDFS's, per block pool), replica map,
+//!   checksummed reads and writes, volume failures.
+//! * [`transfer`]: the data transfer service (write pipeline, read, copies,
+//!   block recovery steps).
+//! * [`actor`]: handshake, registration, heartbeats, reports and commands,
+//!   per nameservice and member, with term-based fencing of commands.
+//! * [`copy`]: copying a replica to other DataNodes.
+//! * [`scanner`]: the periodic check of every replica's checksums.
+
+pub mod actor;
+pub mod copy;
+pub mod node;
+pub mod scanner;
+pub mod storage;
+pub mod transfer;
+
+use std::sync::Arc;
+
+pub use node::{DatanodeConfig, Node};
+
+use raftfs_proto::pb::data_transfer_server::DataTransferServer;
+use raftfs_proto::FsError;
+
+use crate::node::{CONNECTION_WINDOW_BYTES, MAX_DATA_MESSAGE_BYTES, STREAM_WINDOW_BYTES};
+use crate::storage::Storage;
+
+/// Most concurrent streams one connection may open to a DataNode.
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 4096;
+
+/// A running DataNode.
+pub struct Datanode {
+    pub node: Arc<Node>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Datanode {
+    /// Open the storage, start the data transfer service on `listener`, and
+    /// start talking to every configured nameservice.
+    pub async fn start(cfg: DatanodeConfig, listener: tokio::net::TcpListener) -> Result<Datanode, FsError> {
+        if cfg.nameservices.is_empty() {
+            return Err(FsError::InvalidArgument(
+                "a DataNode needs at least one --nameservice raftfs://host:port,...".into(),
+            ));
+        }
+        let storage = {
+            let (dirs, reserved) = (cfg.dirs.clone(), cfg.reserved_bytes);
+            tokio::task::spawn_blocking(move || Storage::open(&dirs, reserved))
+                .await
+                .map_err(|e| FsError::Internal(e.to_string()))??
+        };
+        if let Some(i) = storage.ident() {
+            tracing::info!(cluster = %i.cluster_id, uuid = %i.datanode_uuid, "storage opened");
+        }
+        let node = Arc::new(Node::new(cfg.clone(), Arc::new(storage)));
+        if let Some(i) = node.storage.ident() {
+            node.set_uuid(&i.datanode_uuid);
+        }
+        let svc = DataTransferServer::new(transfer::TransferService { node: node.clone() })
+            .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES);
+        let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let server = tokio::spawn(async move {
+            let r = tonic::transport::Server::builder()
+                .tcp_nodelay(true)
+                .initial_stream_window_size(STREAM_WINDOW_BYTES)
+                .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+                .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
+                .add_service(svc)
+                .serve_with_incoming(incoming)
+                .await;
+            if let Err(e) = r {
+                tracing::error!(error = %e, "data transfer service stopped");
+            }
+        });
+        let mut tasks = vec![server];
+        for members in cfg.nameservices {
+            tasks.push(tokio::spawn(actor::run_nameservice(node.clone(), members)));
+        }
+        if cfg.scan_period_ms > 0 {
+            let period = std::time::Duration::from_millis(cfg.scan_period_ms);
+            tasks.push(tokio::spawn(scanner::run(node.clone(), period)));
+        }
+        Ok(Datanode { node, tasks })
+    }
+
+    /// Wait until the DataNode stops (it runs until the process ends).
+    pub async fn wait(self) {
+        for t in self.tasks {
+            let _ = t.await;
+        }
+    }
+
+    pub fn shutdown(&self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}

@@ -243,7 +243,7 @@ impl Runner<'_> {
                 replication: kv("repl").and_then(|r| r.parse().ok()).unwrap_or(3),
                 block_size: kv("bs").and_then(|r| r.parse().ok()).unwrap_or(128 * 1024 * 1024),
             },
-            "complete" => Op::Complete { path: p0 },
+            "complete" => Op::Complete { path: p0, last: None },
             "rename" => Op::Rename { src: p0, dst: p1 },
             "rename2" => Op::Rename2 {
                 src: p0,
@@ -327,6 +327,7 @@ impl Runner<'_> {
             (_, Ok(OpResult::Unit)) => "ok\n".into(),
             (_, Ok(OpResult::Status(Some(st)))) => format!("{}\n", status_line(&target, &st)),
             (_, Ok(OpResult::Status(None))) => "none\n".into(),
+            (_, Ok(other)) => format!("{other:?}\n"),
         }
     }
 }

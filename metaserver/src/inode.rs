@@ -1,15 +1,17 @@
 //! The replicated inode record (DESIGN.md §3, table `inode`).
 //!
 //! Directory entries live in their own table (`dentry`: (parent, name) →
-//! child); an inode does not know its name or parent, which keeps renames to
-//! two dentry writes. Ids are never reused: HDFS reserves 1..=16384 and gives
-//! the root 16385, and so do we.
+//! child); an inode knows its parent's id (HDFS `INode.parent`) but not its
+//! name, so the path of a file named by id (a block's file, a lease) can be
+//! walked up for quota accounting. The overlay keeps `parent` in step with
+//! the dentry that links the inode. Ids are never reused: HDFS reserves
+//! 1..=16384 and gives the root 16385, and so do we.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use raftfs_proto::{FileStatus, FileType, Permission};
+use raftfs_proto::{Block, FileStatus, FileType, Permission};
 
 pub type InodeId = u64;
 
@@ -36,6 +38,10 @@ pub enum InodeKind {
         length: u64,
         /// The client id holding the file open for writing, if any.
         lease_holder: Option<String>,
+        /// The file's blocks in order. `length` is the sum of their lengths;
+        /// while the file is under construction its last block is being
+        /// written and its length is the last one a writer reported.
+        blocks: Vec<Block>,
     },
     Directory {
         children: u64,
@@ -46,6 +52,8 @@ pub enum InodeKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inode {
     pub id: InodeId,
+    /// The directory that links this inode (the root names itself).
+    pub parent: InodeId,
     pub kind: InodeKind,
     pub permission: Permission,
     /// Shared: most inodes name one of a handful of users and groups, and
@@ -57,9 +65,10 @@ pub struct Inode {
 }
 
 impl Inode {
-    pub fn new_dir(id: InodeId, permission: Permission, owner: &str, group: &str, time: i64) -> Inode {
+    pub fn new_dir(id: InodeId, parent: InodeId, permission: Permission, owner: &str, group: &str, time: i64) -> Inode {
         Inode {
             id,
+            parent,
             kind: InodeKind::Directory {
                 children: 0,
                 quota: None,
@@ -90,14 +99,47 @@ impl Inode {
         }
     }
 
-    /// Bytes this inode charges against a space quota (length × replication).
+    /// Bytes this inode charges against a space quota: length ×
+    /// replication, where a block still being written counts as a whole
+    /// block (as HDFS charges it, so a writer cannot overrun a quota).
     pub fn space_consumed(&self) -> u64 {
-        match self.kind {
+        match &self.kind {
             InodeKind::File {
-                replication, length, ..
-            } => length.saturating_mul(replication as u64),
+                replication,
+                length,
+                block_size,
+                lease_holder,
+                blocks,
+            } => {
+                let mut bytes = *length;
+                if let (Some(_), Some(last)) = (lease_holder, blocks.last()) {
+                    bytes = bytes - last.num_bytes + last.num_bytes.max(*block_size);
+                }
+                bytes.saturating_mul(*replication as u64)
+            }
             InodeKind::Directory { .. } => 0,
         }
+    }
+
+    /// The file's blocks (none for a directory).
+    pub fn blocks(&self) -> &[Block] {
+        match &self.kind {
+            InodeKind::File { blocks, .. } => blocks,
+            InodeKind::Directory { .. } => &[],
+        }
+    }
+
+    /// A file's replication factor (0 for a directory).
+    pub fn replication(&self) -> u16 {
+        match self.kind {
+            InodeKind::File { replication, .. } => replication,
+            InodeKind::Directory { .. } => 0,
+        }
+    }
+
+    /// True while a writer holds the file open.
+    pub fn under_construction(&self) -> bool {
+        self.lease_holder().is_some()
     }
 
     pub fn lease_holder(&self) -> Option<&str> {
@@ -114,6 +156,7 @@ impl Inode {
                 block_size,
                 length,
                 lease_holder,
+                ..
             } => (
                 FileType::File,
                 *length,

@@ -7,6 +7,7 @@
 //! * [`raft`]: openraft glue: log store, state machine adapter, network.
 //! * [`server`]: the member process: gRPC services, leader finding.
 
+pub mod blocks;
 pub mod golden;
 pub mod inode;
 pub mod namespace;

@@ -61,6 +61,8 @@ pub async fn single_member_with(
         expect_cluster_id: None,
         max_ops_per_entry,
         health: crate::server::health::HealthConfig::default(),
+        blocks: crate::blocks::BlockManagerConfig::default(),
+        lease_hard_limit_ms: crate::server::DEFAULT_LEASE_HARD_LIMIT_MS,
     };
     let member = Member::open(&cfg).await?;
     wait_serving(&member).await?;

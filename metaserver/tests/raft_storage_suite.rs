@@ -24,7 +24,12 @@ impl StoreBuilder<TypeConfig, LogStore, NsStateMachine, tempfile::TempDir> for B
         } else {
             Arc::new(MemStore::new())
         };
-        let sm = NsStateMachine::open(store, dir.path()).expect("open state machine");
+        let sm = NsStateMachine::open(
+            store,
+            std::sync::Arc::new(raftfs_metaserver::blocks::BlockManager::new(Default::default())),
+            dir.path(),
+        )
+        .expect("open state machine");
         Ok((dir, log, sm))
     }
 }

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::{Block, DatanodeId, DatanodeInfo};
+
 /// How long a leadership transfer may take before the caller is told it did not happen.
 pub const TRANSFER_LEADER_TIMEOUT_MS: u64 = 5_000;
 
@@ -16,14 +18,89 @@ pub enum AdminOp {
     AddMember { id: u64, addr: String },
     /// Remove member `id` from the voters and from the group.
     RemoveMember { id: u64 },
+    // ---- dfsadmin (appended) ----
+    /// `dfsadmin -safemode get|enter|leave`.
+    SafeMode(SafeModeAction),
+    /// `dfsadmin -report`: every DataNode as this nameservice sees it.
+    DatanodeReport,
+    /// `fsck PATH`: files, blocks, replicas and their health under `path`,
+    /// files after `start_after` (a path) in walk order, at most `limit`.
+    Fsck {
+        path: String,
+        start_after: String,
+        limit: u32,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SafeModeAction {
+    Get,
+    Enter,
+    Leave,
+}
+
+/// What `dfsadmin -safemode` reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SafeModeStatus {
+    pub on: bool,
+    /// Entered by an operator (leaves only by `-safemode leave`).
+    pub manual: bool,
+    pub safe_blocks: u64,
+    pub total_blocks: u64,
+    /// HDFS's explanation ("The reported blocks 3 has reached the threshold ...").
+    pub message: String,
+}
+
+/// One replica as fsck shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsckReplica {
+    pub node: DatanodeId,
+    /// FINALIZED, RBW or CORRUPT.
+    pub state: String,
+    pub decommission: crate::blocks::AdminState,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsckBlock {
+    pub block: Block,
+    /// Good replicas on live nodes in normal admin state.
+    pub live: u32,
+    pub replicas: Vec<FsckReplica>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsckFile {
+    pub path: String,
+    pub is_dir: bool,
+    pub length: u64,
+    pub replication: u16,
+    pub under_construction: bool,
+    pub blocks: Vec<FsckBlock>,
+}
+
+/// One page of an fsck walk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsckReport {
+    pub block_pool_id: String,
+    pub files: Vec<FsckFile>,
+    /// More files follow: ask again with `start_after` = the last path.
+    pub more: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AdminResult {
     /// Leadership moved to `leader` after `elapsed_ms`.
-    LeaderTransferred { leader: u64, elapsed_ms: u64 },
+    LeaderTransferred {
+        leader: u64,
+        elapsed_ms: u64,
+    },
     /// The voters after the change.
-    Membership { voters: Vec<u64> },
+    Membership {
+        voters: Vec<u64>,
+    },
+    SafeMode(SafeModeStatus),
+    Datanodes(Vec<DatanodeInfo>),
+    Fsck(FsckReport),
 }
 
 /// Check a member address from the network or the command line: `HOST:PORT`.

@@ -66,6 +66,20 @@ pub enum FsError {
     /// A bug or an invariant broken on the server.
     #[error("internal error: {0}")]
     Internal(String),
+    /// A block has not reached its minimum replicas yet (addBlock of the next
+    /// block, or complete); ask again shortly (HDFS `NotReplicatedYetException`).
+    #[error("{0}")]
+    NotReplicatedYet(String),
+    /// The file's lease is being recovered; try again later (HDFS
+    /// `RecoveryInProgressException`).
+    #[error("{0}")]
+    RecoveryInProgress(String),
+    /// Stored data does not match its checksum (HDFS `ChecksumException`).
+    #[error("{0}")]
+    Checksum(String),
+    /// No replica of a block could be read (HDFS `BlockMissingException`).
+    #[error("{0}")]
+    BlockMissing(String),
 }
 
 impl FsError {
@@ -75,7 +89,12 @@ impl FsError {
     /// replicated retry table.
     pub fn is_retryable(&self) -> bool {
         match self {
-            FsError::NotLeader { .. } | FsError::Unavailable(_) | FsError::Timeout(_) | FsError::SafeMode(_) => true,
+            FsError::NotLeader { .. }
+            | FsError::Unavailable(_)
+            | FsError::Timeout(_)
+            | FsError::SafeMode(_)
+            | FsError::NotReplicatedYet(_)
+            | FsError::RecoveryInProgress(_) => true,
             FsError::FileNotFound(_)
             | FsError::FileAlreadyExists(_)
             | FsError::ParentNotDirectory(_)
@@ -90,7 +109,9 @@ impl FsError {
             | FsError::InvalidRename(_)
             | FsError::Storage(_)
             | FsError::Unsupported(_)
-            | FsError::Internal(_) => false,
+            | FsError::Internal(_)
+            | FsError::Checksum(_)
+            | FsError::BlockMissing(_) => false,
         }
     }
 
@@ -116,6 +137,10 @@ impl FsError {
             FsError::Storage(_) => "IOException",
             FsError::Unsupported(_) => "UnsupportedOperationException",
             FsError::Internal(_) => "IOException",
+            FsError::NotReplicatedYet(_) => "NotReplicatedYetException",
+            FsError::RecoveryInProgress(_) => "RecoveryInProgressException",
+            FsError::Checksum(_) => "ChecksumException",
+            FsError::BlockMissing(_) => "BlockMissingException",
         }
     }
 
@@ -134,6 +159,8 @@ impl FsError {
             FsError::LeaseExpired(_) => 403,
             FsError::InvalidRename(_) => 403,
             FsError::Storage(_) | FsError::Internal(_) => 500,
+            FsError::NotReplicatedYet(_) | FsError::RecoveryInProgress(_) => 503,
+            FsError::Checksum(_) | FsError::BlockMissing(_) => 500,
         }
     }
 }

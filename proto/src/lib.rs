@@ -11,13 +11,19 @@
 //! typed error in the client.
 
 pub mod admin;
+pub mod blocks;
 pub mod codec;
+pub mod datanode;
 pub mod error;
 pub mod limits;
 pub mod ops;
 pub mod types;
 
-pub use admin::{AdminOp, AdminResult};
+pub use admin::{AdminOp, AdminResult, SafeModeAction, SafeModeStatus};
+pub use blocks::{
+    AdminState, Block, DatanodeId, DatanodeInfo, ExtendedBlock, IncrementalReport, LocatedBlock, LocatedBlocks,
+    ReplicaState, ReportedReplica,
+};
 pub use error::{FsError, LeaderHint};
 pub use ops::{CallCtx, Op, OpResult, QuotaSetting};
 pub use types::{ContentSummary, DirectoryListing, FileStatus, FileType, Permission};

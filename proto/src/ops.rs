@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocks::{Block, LocatedBlock, LocatedBlocks};
 use crate::types::{ContentSummary, DirectoryListing, FileStatus, Permission};
 
 /// Who calls, and the idempotency key of the call (DESIGN.md §5).
@@ -42,9 +43,13 @@ pub enum Op {
         replication: u16,
         block_size: u64,
     },
-    /// Closes a file the caller holds open; returns `Bool(true)`.
+    /// Closes a file the caller holds open. `last` is the last block as the
+    /// writer saw it (its final length). Returns `Bool(true)` when the file
+    /// is closed, `Bool(false)` when its last block does not have its minimum
+    /// replicas reported yet (the client asks again, as HDFS's does).
     Complete {
         path: String,
+        last: Option<Block>,
     },
     /// Old `rename`: returns `Bool(false)` instead of most errors.
     Rename {
@@ -100,6 +105,81 @@ pub enum Op {
     GetContentSummary {
         path: String,
     },
+    // ---- the data path (appended: the tags above are on disk) ----
+    /// Allocate the next block of a file the caller is writing; `previous` is
+    /// its last block as the writer saw it (the length it reached). Returns
+    /// `Located` with the pipeline's DataNodes, chosen by the leader.
+    AddBlock {
+        path: String,
+        previous: Option<Block>,
+        /// DataNode uuids the writer could not reach.
+        excluded: Vec<String>,
+    },
+    /// Give up the last block of a file being written (its pipeline never
+    /// came up). Returns `Unit`.
+    AbandonBlock {
+        path: String,
+        block: Block,
+    },
+    /// The blocks covering `[offset, offset + length)` and where they are
+    /// (a read). Returns `Blocks`.
+    GetBlockLocations {
+        path: String,
+        offset: u64,
+        length: u64,
+    },
+    /// A pipeline broke: a new generation stamp for the block being written
+    /// (HDFS `updateBlockForPipeline`). Returns `Located` with the new stamp.
+    UpdateBlockForPipeline {
+        path: String,
+        block: Block,
+    },
+    /// The rebuilt pipeline is up: the block has `new`'s stamp and length
+    /// and lives on `nodes` (DataNode uuids). Returns `Unit`.
+    UpdatePipeline {
+        path: String,
+        old: Block,
+        new: Block,
+        nodes: Vec<String>,
+    },
+    /// More DataNodes for a pipeline being rebuilt (a read of the namespace:
+    /// nothing is logged). Returns `Located` with only the new nodes.
+    GetAdditionalDatanode {
+        path: String,
+        block: Block,
+        existing: Vec<String>,
+        excluded: Vec<String>,
+        count: u32,
+    },
+    /// The caller (client id) still writes its open files. Returns `Unit`.
+    RenewLease,
+    /// Close a file whose writer went away: at once if its blocks are
+    /// complete, else after block recovery on the DataNodes. Returns
+    /// `Bool(true)` once the file is closed.
+    RecoverLease {
+        path: String,
+    },
+    /// Open a closed file for appending. Returns `Appended`.
+    Append {
+        path: String,
+    },
+    /// A DataNode finished recovering the last block of a file (HDFS
+    /// `commitBlockSynchronization`): the block now has `new_gen_stamp`,
+    /// `new_length` and lives on `nodes`; the file is closed.
+    CommitBlockSynchronization {
+        path_inode: u64,
+        block: Block,
+        new_gen_stamp: u64,
+        new_length: u64,
+        nodes: Vec<String>,
+    },
+    /// Start (or, with `decommission: false`, stop) decommissioning the
+    /// DataNode named by uuid, HOST:PORT or host name in this nameservice's
+    /// block pool (`dfsadmin -decommission`). Superuser only; returns `Unit`.
+    SetDatanodeAdmin {
+        node: String,
+        decommission: bool,
+    },
 }
 
 impl Op {
@@ -107,7 +187,11 @@ impl Op {
     pub fn is_write(&self) -> bool {
         !matches!(
             self,
-            Op::GetFileInfo { .. } | Op::GetListing { .. } | Op::GetContentSummary { .. }
+            Op::GetFileInfo { .. }
+                | Op::GetListing { .. }
+                | Op::GetContentSummary { .. }
+                | Op::GetBlockLocations { .. }
+                | Op::GetAdditionalDatanode { .. }
         )
     }
 
@@ -117,7 +201,7 @@ impl Op {
         match self {
             Op::Mkdirs { path, .. }
             | Op::Create { path, .. }
-            | Op::Complete { path }
+            | Op::Complete { path, .. }
             | Op::Delete { path, .. }
             | Op::SetPermission { path, .. }
             | Op::SetOwner { path, .. }
@@ -126,8 +210,18 @@ impl Op {
             | Op::SetQuota { path, .. }
             | Op::GetFileInfo { path }
             | Op::GetListing { path, .. }
-            | Op::GetContentSummary { path } => path,
+            | Op::GetContentSummary { path }
+            | Op::AddBlock { path, .. }
+            | Op::AbandonBlock { path, .. }
+            | Op::GetBlockLocations { path, .. }
+            | Op::UpdateBlockForPipeline { path, .. }
+            | Op::UpdatePipeline { path, .. }
+            | Op::GetAdditionalDatanode { path, .. }
+            | Op::RecoverLease { path }
+            | Op::Append { path } => path,
             Op::Rename { src, .. } | Op::Rename2 { src, .. } => src,
+            Op::RenewLease | Op::CommitBlockSynchronization { .. } => "",
+            Op::SetDatanodeAdmin { node, .. } => node,
         }
     }
 
@@ -148,6 +242,17 @@ impl Op {
             Op::GetFileInfo { .. } => "getfileinfo",
             Op::GetListing { .. } => "listStatus",
             Op::GetContentSummary { .. } => "contentSummary",
+            Op::AddBlock { .. } => "addBlock",
+            Op::AbandonBlock { .. } => "abandonBlock",
+            Op::GetBlockLocations { .. } => "open",
+            Op::UpdateBlockForPipeline { .. } => "updateBlockForPipeline",
+            Op::UpdatePipeline { .. } => "updatePipeline",
+            Op::GetAdditionalDatanode { .. } => "getAdditionalDatanode",
+            Op::RenewLease => "renewLease",
+            Op::RecoverLease { .. } => "recoverLease",
+            Op::Append { .. } => "append",
+            Op::CommitBlockSynchronization { .. } => "commitBlockSynchronization",
+            Op::SetDatanodeAdmin { .. } => "setDatanodeAdmin",
         }
     }
 }
@@ -159,4 +264,20 @@ pub enum OpResult {
     Status(Option<FileStatus>),
     Listing(DirectoryListing),
     Summary(ContentSummary),
+    Located(LocatedBlock),
+    Blocks(LocatedBlocks),
+    /// The file opened for append, and its last block if it is partial (the
+    /// writer reopens that block's pipeline); `None` starts a new block.
+    Appended {
+        status: FileStatus,
+        last: Option<LocatedBlock>,
+    },
+    /// recoverLease started a block recovery (what the log records; the
+    /// member starts the recovery on the DataNodes and answers the client
+    /// `Bool(false)`: not closed yet).
+    RecoveryStarted {
+        inode: u64,
+        block: Block,
+        recovery_id: u64,
+    },
 }

@@ -33,6 +33,11 @@ pub struct Cluster {
     /// Environment of every member started from now on (failpoints).
     pub env: Vec<(String, String)>,
     children: BTreeMap<u64, Child>,
+    /// DataNodes: process and port.
+    datanodes: BTreeMap<u64, Child>,
+    pub dn_ports: BTreeMap<u64, u16>,
+    /// Extra `raftfs datanode` arguments.
+    pub dn_extra_args: Vec<String>,
 }
 
 impl Cluster {
@@ -98,6 +103,9 @@ impl Cluster {
             ids: ids.expect("at least one member formatted"),
             env: Vec::new(),
             children: BTreeMap::new(),
+            datanodes: BTreeMap::new(),
+            dn_ports: BTreeMap::new(),
+            dn_extra_args: Vec::new(),
         };
         for i in 1..=n {
             c.start_member(i);
@@ -135,6 +143,20 @@ impl Cluster {
             .args(args)
             .output()
             .expect("run raftfs haadmin");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+
+    /// Run `raftfs dfsadmin --fs <cluster> --user hdfs ARGS`; (exit code, stdout, stderr).
+    pub fn dfsadmin(&self, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(BIN)
+            .args(["dfsadmin", "--fs", &self.fs_uri(), "--user", "hdfs"])
+            .args(args)
+            .output()
+            .expect("run raftfs dfsadmin");
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into(),
@@ -224,6 +246,85 @@ impl Cluster {
         for i in ids {
             self.kill(i);
         }
+        let dns: Vec<u64> = self.datanodes.keys().copied().collect();
+        for j in dns {
+            self.kill_datanode(j);
+        }
+    }
+
+    /// Data directory of DataNode `j`.
+    pub fn dn_dir(&self, j: u64) -> PathBuf {
+        self.root.path().join(format!("dn{j}"))
+    }
+
+    /// Start DataNodes 1..=n serving this nameservice, with `extra` arguments
+    /// (a 100 ms heartbeat unless `extra` says otherwise).
+    pub fn start_datanodes(&mut self, n: u64, extra: &[&str]) {
+        self.dn_extra_args = extra.iter().map(|s| s.to_string()).collect();
+        for j in 1..=n {
+            self.start_datanode(j);
+        }
+    }
+
+    /// Start (or restart, on its old port) DataNode `j`.
+    pub fn start_datanode(&mut self, j: u64) {
+        let port = *self.dn_ports.entry(j).or_insert_with(|| free_ports(1)[0]);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.root.path().join(format!("dn{j}.log")))
+            .expect("open datanode log");
+        let mut cmd = Command::new(BIN);
+        cmd.args(["datanode", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--nameservice", &self.fs_uri()])
+            .arg("--dir")
+            .arg(self.dn_dir(j));
+        if !self.dn_extra_args.iter().any(|a| a == "--heartbeat-ms") {
+            cmd.args(["--heartbeat-ms", "100"]);
+        }
+        let child = cmd
+            .args(&self.dn_extra_args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("clone log"))
+            .stderr(log)
+            .spawn()
+            .expect("start datanode");
+        self.datanodes.insert(j, child);
+    }
+
+    /// kill -9 DataNode `j`.
+    pub fn kill_datanode(&mut self, j: u64) {
+        if let Some(mut c) = self.datanodes.remove(&j) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Wait until the leader counts `n` live DataNodes and is out of safe mode.
+    pub async fn wait_datanodes(&self, n: usize) {
+        use raftfs_proto::{AdminOp, AdminResult, SafeModeAction};
+        let fs = self.client("hdfs", &["hdfs"]);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let live = match fs.admin(AdminOp::DatanodeReport).await {
+                Ok(AdminResult::Datanodes(d)) => d.iter().filter(|x| x.live).count(),
+                _ => 0,
+            };
+            let safe = matches!(
+                fs.admin(AdminOp::SafeMode(SafeModeAction::Get)).await,
+                Ok(AdminResult::SafeMode(s)) if !s.on
+            );
+            if live >= n && safe {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{live} of {n} DataNodes live (safe mode off: {safe})\n{}",
+                self.logs()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     pub fn restart_all(&mut self) {
@@ -262,11 +363,16 @@ impl Cluster {
 
     pub fn logs(&self) -> String {
         let mut s = String::new();
-        for i in self.members.keys() {
-            let p = self.root.path().join(format!("m{i}.log"));
+        let names = self
+            .members
+            .keys()
+            .map(|i| format!("m{i}"))
+            .chain(self.dn_ports.keys().map(|j| format!("dn{j}")));
+        for i in names {
+            let p = self.root.path().join(format!("{i}.log"));
             let text = std::fs::read_to_string(&p).unwrap_or_default();
             let tail: Vec<&str> = text.lines().rev().take(20).collect();
-            s.push_str(&format!("--- member {i} log (last lines) ---\n"));
+            s.push_str(&format!("--- {i} log (last lines) ---\n"));
             for l in tail.into_iter().rev() {
                 s.push_str(l);
                 s.push('\n');

@@ -8,7 +8,7 @@
 //! [`Mutation::Unlink`] needs it to point at the expected child), so a stale
 //! delta fails the same way on every replica instead of corrupting the tree.
 
-use raftfs_proto::{OpResult, Permission};
+use raftfs_proto::{Block, OpResult, Permission};
 use serde::{Deserialize, Serialize};
 
 use crate::inode::{Inode, InodeId};
@@ -36,6 +36,9 @@ pub enum Attr {
     Close {
         mtime: i64,
     },
+    /// Give a file to a (new) lease holder: the writer of an append, or the
+    /// lease recovery.
+    LeaseHolder(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +67,21 @@ pub enum Mutation {
     AddUsage { id: InodeId, ns: i64, ds: i64 },
     /// Mergeable: the inode id counter becomes at least this.
     AdvanceInodeId(InodeId),
+    /// Guard: `id` is a file being written. Appends `block`.
+    AddBlock { id: InodeId, block: Block },
+    /// Guard: file `id`'s last block has id `expect`. Replaces it by `block`
+    /// (a new length and/or generation stamp).
+    SetLastBlock { id: InodeId, expect: u64, block: Block },
+    /// Guard: file `id`'s last block has id `expect`. Removes it.
+    RemoveLastBlock { id: InodeId, expect: u64 },
+    /// `holder` renews its lease at the delta's time (nothing when it holds no file).
+    RenewLease { holder: String },
+    /// Mergeable: the block id counter becomes at least this.
+    AdvanceBlockId(u64),
+    /// Mergeable: the generation stamp counter becomes at least this.
+    AdvanceGenStamp(u64),
+    /// Mergeable: add `node` to (or remove it from) the set of DataNodes to decommission.
+    Decommission { node: String, on: bool },
 }
 
 /// The outcome of planning one operation.

@@ -11,6 +11,7 @@
 //! error ([`FsError::Storage`]) is the one non-deterministic outcome; callers
 //! on the apply path treat it as fatal.
 
+pub mod data;
 pub mod delta;
 pub mod overlay;
 pub mod permission;
@@ -26,7 +27,9 @@ use raftfs_proto::limits::{MAX_GROUPS_PER_CALLER, MAX_PRINCIPAL_LEN_BYTES};
 use raftfs_proto::{codec, CallCtx, FsError, Op, OpResult, Permission};
 
 pub use delta::{Delta, Mutation};
-pub use overlay::{Overlay, META_NEXT_INODE_ID};
+pub use overlay::{
+    Overlay, FIRST_BLOCK_ID, FIRST_GEN_STAMP, META_NEXT_BLOCK_ID, META_NEXT_GEN_STAMP, META_NEXT_INODE_ID,
+};
 pub use plan::plan;
 pub use read::read;
 
@@ -35,6 +38,10 @@ use crate::store::{ReadView, RetryRecord, Store, StoreError, WriteBatch};
 
 /// Meta key holding the bincode of [`FormatInfo`].
 pub const META_FORMAT: &str = "format";
+/// Meta key holding the bincode of the set of DataNodes to decommission.
+pub const META_DECOMMISSION: &str = "decommission";
+/// Most DataNodes that may be decommissioning at once.
+pub const MAX_DECOMMISSIONING_NODES: usize = 10_000;
 /// Longest accepted client id, in bytes.
 pub const MAX_CLIENT_ID_LEN_BYTES: usize = 128;
 /// How long the retry table keeps a call's first result (HDFS
@@ -92,6 +99,7 @@ pub fn format_batch(info: &FormatInfo) -> WriteBatch {
     let mut b = WriteBatch::default();
     let root = Inode::new_dir(
         ROOT_ID,
+        ROOT_ID,
         Permission::new(0o755),
         &info.superuser,
         &info.supergroup,
@@ -102,23 +110,48 @@ pub fn format_batch(info: &FormatInfo) -> WriteBatch {
         META_FORMAT.into(),
         Some(bincode::serialize(info).expect("serialize format info")),
     );
-    b.meta.insert(
-        META_NEXT_INODE_ID.into(),
-        Some(FIRST_ALLOCATED_ID.to_le_bytes().to_vec()),
-    );
+    for (key, first) in [
+        (META_NEXT_INODE_ID, FIRST_ALLOCATED_ID),
+        (META_NEXT_BLOCK_ID, FIRST_BLOCK_ID),
+        (META_NEXT_GEN_STAMP, FIRST_GEN_STAMP),
+    ] {
+        b.meta.insert(key.into(), Some(first.to_le_bytes().to_vec()));
+    }
     b
 }
 
-pub fn next_inode_id<V: ReadView + ?Sized>(view: &V) -> Result<InodeId, StoreError> {
-    let raw = view.meta(META_NEXT_INODE_ID)?.ok_or_else(|| StoreError::Corrupt {
+/// The u64 counter (inode id, block id, generation stamp) under meta `key`.
+pub fn read_counter<V: ReadView + ?Sized>(view: &V, key: &str) -> Result<u64, StoreError> {
+    let raw = view.meta(key)?.ok_or_else(|| StoreError::Corrupt {
         table: "meta",
-        detail: "next_inode_id missing (store not formatted)".into(),
+        detail: format!("{key} missing (store not formatted)"),
     })?;
     let bytes: [u8; 8] = raw.as_slice().try_into().map_err(|_| StoreError::Corrupt {
         table: "meta",
-        detail: "next_inode_id is not 8 bytes".into(),
+        detail: format!("{key} is not 8 bytes"),
     })?;
     Ok(u64::from_le_bytes(bytes))
+}
+
+pub fn next_inode_id<V: ReadView + ?Sized>(view: &V) -> Result<InodeId, StoreError> {
+    read_counter(view, META_NEXT_INODE_ID)
+}
+
+/// DataNodes an operator asked to decommission (uuid, HOST:PORT or host name).
+pub fn decommissioned<V: ReadView + ?Sized>(view: &V) -> Result<std::collections::BTreeSet<String>, StoreError> {
+    match view.meta(META_DECOMMISSION)? {
+        None => Ok(Default::default()),
+        Some(raw) => bincode::deserialize(&raw).map_err(|e| StoreError::Corrupt {
+            table: "meta",
+            detail: format!("decommission set: {e}"),
+        }),
+    }
+}
+
+/// Who holds the file at `path` open, if it is a file being written.
+pub fn lease_holder_of<V: ReadView + ?Sized>(view: &V, path: &str) -> Result<Option<String>, FsError> {
+    let r = resolve::resolve(view, &crate::path::FsPath::parse(path)?)?;
+    Ok(r.target().and_then(|t| t.lease_holder().map(str::to_string)))
 }
 
 /// Check the caller identity of a request (it comes from the network).
@@ -155,6 +188,12 @@ pub fn is_cached_in_retry_table(op: &Op) -> bool {
             | Op::Delete { .. }
             | Op::Mkdirs { .. }
             | Op::SetQuota { .. }
+            | Op::AddBlock { .. }
+            | Op::AbandonBlock { .. }
+            | Op::UpdateBlockForPipeline { .. }
+            | Op::UpdatePipeline { .. }
+            | Op::Append { .. }
+            | Op::RecoverLease { .. }
     )
 }
 
@@ -176,7 +215,7 @@ pub fn execute_write<V: ReadView + ?Sized>(
         }
     }
     let delta = plan(cfg, overlay, ctx, op, time_ms)?;
-    overlay.stage(&delta.mutations)?;
+    overlay.stage(&delta.mutations, time_ms)?;
     if cached {
         let result = codec::encode(&delta.result).map_err(|e| FsError::Internal(e.to_string()))?;
         overlay.put_retry(key, RetryRecord { time_ms, result });

@@ -5,25 +5,47 @@
 //! committed, and turns the batch into one [`WriteBatch`]. [`Overlay::stage`]
 //! applies one delta all-or-nothing: a guard that fails rolls back the
 //! delta's earlier mutations.
+//!
+//! Derived tables: whenever a file inode is written or deleted, the overlay
+//! writes the rows of the `block` table (one per block: file, stamp, length,
+//! replication, under construction) and of the lease tables (which files a
+//! holder has open, and its lease record with a count of them) that follow
+//! from the change. Plans never write those rows themselves, so they cannot
+//! disagree with the inodes.
 
 use raftfs_proto::FsError;
 
 use super::delta::{Attr, Mutation};
 use crate::inode::{Inode, InodeId, InodeKind, Quota};
-use crate::store::{ReadView, RetryKey, RetryRecord, RetryWrite, StoreError, WriteBatch};
+use crate::store::{
+    BlockId, BlockRecord, LeaseRecord, ReadView, RetryKey, RetryRecord, RetryWrite, StoreError, WriteBatch,
+};
 
 /// Meta key of the next inode id counter (u64 little-endian).
 pub const META_NEXT_INODE_ID: &str = "next_inode_id";
+/// Meta key of the next block id counter (u64 little-endian).
+pub const META_NEXT_BLOCK_ID: &str = "next_block_id";
+/// Meta key of the next generation stamp (u64 little-endian).
+pub const META_NEXT_GEN_STAMP: &str = "next_gen_stamp";
+/// The first block id (HDFS: sequential block ids start after 2^30).
+pub const FIRST_BLOCK_ID: u64 = (1 << 30) + 1;
+/// The first generation stamp (HDFS `GenerationStamp.LAST_RESERVED_STAMP` + 1).
+pub const FIRST_GEN_STAMP: u64 = 1001;
 
 enum Undo {
     Inode(InodeId, Option<Option<Inode>>),
     Dentry((InodeId, String), Option<Option<InodeId>>),
     Meta(String, Option<Option<Vec<u8>>>),
+    Block(BlockId, Option<Option<BlockRecord>>),
+    Lease(String, Option<Option<LeaseRecord>>),
+    LeaseFile((String, InodeId), Option<bool>),
 }
 
 pub struct Overlay<'a, V: ReadView + ?Sized> {
     base: &'a V,
     batch: WriteBatch,
+    /// Log time of the delta being staged (leases taken or renewed).
+    time_ms: i64,
 }
 
 fn guard(msg: String) -> FsError {
@@ -37,6 +59,7 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
         Overlay {
             base,
             batch: WriteBatch::default(),
+            time_ms: 0,
         }
     }
 
@@ -60,9 +83,111 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
         self.batch.meta.insert(key.to_string(), Some(value));
     }
 
-    fn set_inode(&mut self, undo: &mut Vec<Undo>, id: InodeId, v: Option<Inode>) {
+    /// Write inode `id` (or delete it) that was `old`, with the derived
+    /// block and lease rows of a file.
+    fn set_inode(
+        &mut self,
+        undo: &mut Vec<Undo>,
+        id: InodeId,
+        old: Option<&Inode>,
+        v: Option<Inode>,
+    ) -> Result<(), FsError> {
+        let is_file = |i: Option<&Inode>| i.is_some_and(|i| !i.is_dir());
+        if is_file(old) || is_file(v.as_ref()) {
+            self.derive_rows(undo, id, old, v.as_ref())?;
+        }
         let prev = self.batch.inodes.insert(id, v);
         undo.push(Undo::Inode(id, prev));
+        Ok(())
+    }
+
+    fn set_block(&mut self, undo: &mut Vec<Undo>, id: BlockId, v: Option<BlockRecord>) {
+        let prev = self.batch.blocks.insert(id, v);
+        undo.push(Undo::Block(id, prev));
+    }
+
+    fn set_lease(&mut self, undo: &mut Vec<Undo>, holder: &str, v: Option<LeaseRecord>) {
+        let prev = self.batch.leases.insert(holder.to_string(), v);
+        undo.push(Undo::Lease(holder.to_string(), prev));
+    }
+
+    fn set_lease_file(&mut self, undo: &mut Vec<Undo>, holder: &str, file: InodeId, held: bool) {
+        let key = (holder.to_string(), file);
+        let prev = self.batch.lease_files.insert(key.clone(), held);
+        undo.push(Undo::LeaseFile(key, prev));
+    }
+
+    /// The block and lease rows that follow from file `id` changing from
+    /// `old` to `new` (either may be absent, or a directory).
+    fn derive_rows(
+        &mut self,
+        undo: &mut Vec<Undo>,
+        id: InodeId,
+        old: Option<&Inode>,
+        new: Option<&Inode>,
+    ) -> Result<(), FsError> {
+        let rows = |i: Option<&Inode>| -> Vec<(BlockId, BlockRecord)> {
+            let Some(i) = i else { return Vec::new() };
+            let blocks = i.blocks();
+            let uc = i.under_construction();
+            blocks
+                .iter()
+                .enumerate()
+                .map(|(k, b)| {
+                    (
+                        b.id,
+                        BlockRecord {
+                            inode: id,
+                            gen_stamp: b.gen_stamp,
+                            num_bytes: b.num_bytes,
+                            replication: i.replication(),
+                            under_construction: uc && k + 1 == blocks.len(),
+                        },
+                    )
+                })
+                .collect()
+        };
+        let (before, after) = (rows(old), rows(new));
+        if before != after {
+            for (b, _) in &before {
+                if !after.iter().any(|(a, _)| a == b) {
+                    self.set_block(undo, *b, None);
+                }
+            }
+            for (b, r) in &after {
+                if !before.iter().any(|(x, y)| x == b && y == r) {
+                    self.set_block(undo, *b, Some(*r));
+                }
+            }
+        }
+        let holder = |i: Option<&Inode>| i.and_then(|i| i.lease_holder().map(str::to_string));
+        let (h0, h1) = (holder(old), holder(new));
+        if h0 != h1 {
+            if let Some(h) = &h0 {
+                self.set_lease_file(undo, h, id, false);
+                let mut rec = self
+                    .lease(h)?
+                    .ok_or_else(|| FsError::Internal(format!("file {id} is held by {h}, which has no lease record")))?;
+                rec.open_files -= 1;
+                let v = (rec.open_files > 0).then_some(rec);
+                self.set_lease(undo, h, v);
+            }
+            if let Some(h) = &h1 {
+                self.set_lease_file(undo, h, id, true);
+                let rec = match self.lease(h)? {
+                    Some(r) => LeaseRecord {
+                        renewed_ms: r.renewed_ms.max(self.time_ms),
+                        open_files: r.open_files + 1,
+                    },
+                    None => LeaseRecord {
+                        renewed_ms: self.time_ms,
+                        open_files: 1,
+                    },
+                };
+                self.set_lease(undo, h, Some(rec));
+            }
+        }
+        Ok(())
     }
 
     fn set_dentry(&mut self, undo: &mut Vec<Undo>, key: (InodeId, String), v: Option<InodeId>) {
@@ -91,12 +216,31 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                 Undo::Meta(k, Some(v)) => {
                     self.batch.meta.insert(k, v);
                 }
+                Undo::Block(k, None) => {
+                    self.batch.blocks.remove(&k);
+                }
+                Undo::Block(k, Some(v)) => {
+                    self.batch.blocks.insert(k, v);
+                }
+                Undo::Lease(k, None) => {
+                    self.batch.leases.remove(&k);
+                }
+                Undo::Lease(k, Some(v)) => {
+                    self.batch.leases.insert(k, v);
+                }
+                Undo::LeaseFile(k, None) => {
+                    self.batch.lease_files.remove(&k);
+                }
+                Undo::LeaseFile(k, Some(v)) => {
+                    self.batch.lease_files.insert(k, v);
+                }
             }
         }
     }
 
-    /// Apply `mutations` in order, all or nothing.
-    pub fn stage(&mut self, mutations: &[Mutation]) -> Result<(), FsError> {
+    /// Apply `mutations` at log time `time_ms`, in order, all or nothing.
+    pub fn stage(&mut self, mutations: &[Mutation], time_ms: i64) -> Result<(), FsError> {
+        self.time_ms = time_ms;
         let mut undo = Vec::new();
         for m in mutations {
             if let Err(e) = self.stage_one(m, &mut undo) {
@@ -118,11 +262,11 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                 if self.inode(inode.id)?.is_some() {
                     return Err(guard(format!("inode id {} already in use", inode.id)));
                 }
-                self.set_inode(undo, inode.id, Some(inode.clone()));
+                self.set_inode(undo, inode.id, None, Some(inode.clone()))?;
             }
             Mutation::DeleteInode(id) => {
-                self.existing(*id)?;
-                self.set_inode(undo, *id, None);
+                let old = self.existing(*id)?;
+                self.set_inode(undo, *id, Some(&old), None)?;
             }
             Mutation::Link { parent, name, child } => {
                 if !self.existing(*parent)?.is_dir() {
@@ -132,6 +276,13 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                     return Err(guard(format!("{parent}/{name} appeared")));
                 }
                 self.set_dentry(undo, (*parent, name.clone()), Some(*child));
+                // Keep the child's parent pointer in step (a rename moves it).
+                let old = self.existing(*child)?;
+                if old.parent != *parent {
+                    let mut inode = old.clone();
+                    inode.parent = *parent;
+                    self.set_inode(undo, *child, Some(&old), Some(inode))?;
+                }
             }
             Mutation::Unlink { parent, name, child } => {
                 if self.child(*parent, name)? != Some(*child) {
@@ -140,9 +291,10 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                 self.set_dentry(undo, (*parent, name.clone()), None);
             }
             Mutation::SetAttr { id, attr } => {
-                let mut inode = self.existing(*id)?;
+                let old = self.existing(*id)?;
+                let mut inode = old.clone();
                 apply_attr(&mut inode, attr).map_err(guard)?;
-                self.set_inode(undo, *id, Some(inode));
+                self.set_inode(undo, *id, Some(&old), Some(inode))?;
             }
             Mutation::TouchDir { id, mtime, children } => {
                 let mut inode = self.existing(*id)?;
@@ -155,27 +307,95 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                     }
                     InodeKind::File { .. } => return Err(guard(format!("inode {id} is not a directory"))),
                 }
-                self.set_inode(undo, *id, Some(inode));
+                self.set_inode(undo, *id, None, Some(inode))?;
             }
             Mutation::AddUsage { id, ns, ds } => {
                 let mut inode = self.existing(*id)?;
                 if let InodeKind::Directory { quota: Some(q), .. } = &mut inode.kind {
                     q.ns_used = (q.ns_used as i64 + ns).max(0) as u64;
                     q.ds_used = (q.ds_used as i64 + ds).max(0) as u64;
-                    self.set_inode(undo, *id, Some(inode));
+                    self.set_inode(undo, *id, None, Some(inode))?;
                 }
                 // A quota removed since planning: nothing to account.
             }
-            Mutation::AdvanceInodeId(next) => {
-                let cur = super::next_inode_id(self)?;
-                if *next > cur {
-                    let prev = self
-                        .batch
-                        .meta
-                        .insert(META_NEXT_INODE_ID.into(), Some(next.to_le_bytes().to_vec()));
-                    undo.push(Undo::Meta(META_NEXT_INODE_ID.into(), prev));
+            Mutation::AdvanceInodeId(next) => self.advance(undo, META_NEXT_INODE_ID, *next)?,
+            Mutation::AdvanceBlockId(next) => self.advance(undo, META_NEXT_BLOCK_ID, *next)?,
+            Mutation::AdvanceGenStamp(next) => self.advance(undo, META_NEXT_GEN_STAMP, *next)?,
+            Mutation::AddBlock { id, block } => {
+                let old = self.existing(*id)?;
+                let mut inode = old.clone();
+                let InodeKind::File {
+                    blocks,
+                    length,
+                    lease_holder: Some(_),
+                    ..
+                } = &mut inode.kind
+                else {
+                    return Err(guard(format!("inode {id} is not a file being written")));
+                };
+                blocks.push(*block);
+                *length += block.num_bytes;
+                self.set_inode(undo, *id, Some(&old), Some(inode))?;
+            }
+            Mutation::SetLastBlock { id, expect, block } => {
+                let old = self.existing(*id)?;
+                let mut inode = old.clone();
+                let InodeKind::File { blocks, length, .. } = &mut inode.kind else {
+                    return Err(guard(format!("inode {id} is not a file")));
+                };
+                match blocks.last_mut() {
+                    Some(last) if last.id == *expect => {
+                        *length = *length - last.num_bytes + block.num_bytes;
+                        *last = *block;
+                    }
+                    _ => return Err(guard(format!("the last block of inode {id} is no longer {expect}"))),
+                }
+                self.set_inode(undo, *id, Some(&old), Some(inode))?;
+            }
+            Mutation::RemoveLastBlock { id, expect } => {
+                let old = self.existing(*id)?;
+                let mut inode = old.clone();
+                let InodeKind::File { blocks, length, .. } = &mut inode.kind else {
+                    return Err(guard(format!("inode {id} is not a file")));
+                };
+                match blocks.last() {
+                    Some(last) if last.id == *expect => {
+                        *length -= last.num_bytes;
+                        blocks.pop();
+                    }
+                    _ => return Err(guard(format!("the last block of inode {id} is no longer {expect}"))),
+                }
+                self.set_inode(undo, *id, Some(&old), Some(inode))?;
+            }
+            Mutation::Decommission { node, on } => {
+                let mut set = super::decommissioned(self)?;
+                let changed = if *on {
+                    set.insert(node.clone())
+                } else {
+                    set.remove(node)
+                };
+                if changed {
+                    let v = bincode::serialize(&set).expect("serialize a set of names");
+                    let prev = self.batch.meta.insert(super::META_DECOMMISSION.into(), Some(v));
+                    undo.push(Undo::Meta(super::META_DECOMMISSION.into(), prev));
                 }
             }
+            Mutation::RenewLease { holder } => {
+                if let Some(mut rec) = self.lease(holder)? {
+                    rec.renewed_ms = rec.renewed_ms.max(self.time_ms);
+                    self.set_lease(undo, holder, Some(rec));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Raise the u64 counter under `key` to at least `next`.
+    fn advance(&mut self, undo: &mut Vec<Undo>, key: &'static str, next: u64) -> Result<(), FsError> {
+        let cur = super::read_counter(self, key)?;
+        if next > cur {
+            let prev = self.batch.meta.insert(key.into(), Some(next.to_le_bytes().to_vec()));
+            undo.push(Undo::Meta(key.into(), prev));
         }
         Ok(())
     }
@@ -229,6 +449,10 @@ fn apply_attr(inode: &mut Inode, attr: &Attr) -> Result<(), String> {
                 *lease_holder = None;
                 inode.mtime = *mtime;
             }
+            InodeKind::Directory { .. } => return Err(format!("inode {} is a directory", inode.id)),
+        },
+        Attr::LeaseHolder(h) => match &mut inode.kind {
+            InodeKind::File { lease_holder, .. } => *lease_holder = Some(h.clone()),
             InodeKind::Directory { .. } => return Err(format!("inode {} is a directory", inode.id)),
         },
     }
@@ -331,5 +555,19 @@ impl<V: ReadView + ?Sized> ReadView for Overlay<'_, V> {
         out.sort();
         out.truncate(limit);
         Ok(out)
+    }
+
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        match self.batch.blocks.get(&id) {
+            Some(v) => Ok(*v),
+            None => self.base.block(id),
+        }
+    }
+
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        match self.batch.leases.get(holder) {
+            Some(v) => Ok(*v),
+            None => self.base.lease(holder),
+        }
     }
 }

@@ -30,6 +30,8 @@ pub(crate) struct Planner<'a, V: ReadView + ?Sized> {
     pub(crate) time: i64,
     pub(crate) muts: Vec<Mutation>,
     next_id: Option<InodeId>,
+    pub(crate) next_block: Option<u64>,
+    pub(crate) next_gen_stamp: Option<u64>,
 }
 
 /// Plan `op` for `ctx` at log time `time_ms`.
@@ -47,6 +49,8 @@ pub fn plan<V: ReadView + ?Sized>(
         time: time_ms,
         muts: Vec::new(),
         next_id: None,
+        next_block: None,
+        next_gen_stamp: None,
     };
     let result = match op {
         Op::Mkdirs {
@@ -62,7 +66,7 @@ pub fn plan<V: ReadView + ?Sized>(
             replication,
             block_size,
         } => p.create(path, *permission, *overwrite, *create_parent, *replication, *block_size)?,
-        Op::Complete { path } => p.complete(path)?,
+        Op::Complete { path, last } => p.complete(path, *last)?,
         Op::Rename { src, dst } => p.rename(src, dst)?,
         Op::Rename2 { src, dst, overwrite } => p.rename2(src, dst, *overwrite)?,
         Op::Delete { path, recursive } => p.delete(path, *recursive)?,
@@ -71,7 +75,26 @@ pub fn plan<V: ReadView + ?Sized>(
         Op::SetReplication { path, replication } => p.set_replication(path, *replication)?,
         Op::SetTimes { path, mtime, atime } => p.set_times(path, *mtime, *atime)?,
         Op::SetQuota { path, namespace, space } => p.set_quota(path, *namespace, *space)?,
-        Op::GetFileInfo { .. } | Op::GetListing { .. } | Op::GetContentSummary { .. } => {
+        Op::AddBlock { path, previous, .. } => p.add_block(path, *previous)?,
+        Op::AbandonBlock { path, block } => p.abandon_block(path, *block)?,
+        Op::UpdateBlockForPipeline { path, block } => p.update_block_for_pipeline(path, *block)?,
+        Op::UpdatePipeline { path, old, new, .. } => p.update_pipeline(path, *old, *new)?,
+        Op::RenewLease => p.renew_lease()?,
+        Op::RecoverLease { path } => p.recover_lease(path)?,
+        Op::Append { path } => p.append(path)?,
+        Op::CommitBlockSynchronization {
+            path_inode,
+            block,
+            new_gen_stamp,
+            new_length,
+            ..
+        } => p.commit_block_sync(*path_inode, *block, *new_gen_stamp, *new_length)?,
+        Op::SetDatanodeAdmin { node, decommission } => p.set_datanode_admin(node, *decommission)?,
+        Op::GetFileInfo { .. }
+        | Op::GetListing { .. }
+        | Op::GetContentSummary { .. }
+        | Op::GetBlockLocations { .. }
+        | Op::GetAdditionalDatanode { .. } => {
             return Err(FsError::InvalidArgument(format!(
                 "{} is a read, not a write",
                 op.name()
@@ -80,6 +103,12 @@ pub fn plan<V: ReadView + ?Sized>(
     };
     if let Some(next) = p.next_id {
         p.muts.push(Mutation::AdvanceInodeId(next));
+    }
+    if let Some(next) = p.next_block {
+        p.muts.push(Mutation::AdvanceBlockId(next));
+    }
+    if let Some(next) = p.next_gen_stamp {
+        p.muts.push(Mutation::AdvanceGenStamp(next));
     }
     Ok(Delta {
         mutations: p.muts,
@@ -208,7 +237,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
             } else {
                 Permission::new(last_perm.bits() | 0o300)
             };
-            let mut inode = Inode::new_dir(id, perm, self.caller.user, &parent.group, self.time);
+            let mut inode = Inode::new_dir(id, cur, perm, self.caller.user, &parent.group, self.time);
             if !is_last {
                 inode.kind = InodeKind::Directory {
                     children: 1,
@@ -314,10 +343,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
             }
             if let Some(holder) = t.lease_holder() {
                 if holder != self.ctx.client_id {
-                    return Err(FsError::AlreadyBeingCreated(format!(
-                        "Failed to CREATE_FILE {} for {} because this file lease is currently owned by {holder}",
-                        r.path.text, self.ctx.client_id
-                    )));
+                    self.check_lease_conflict(&r.path.text, holder, "CREATE_FILE")?;
                 }
             }
             if !overwrite {
@@ -366,11 +392,13 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
         let id = self.alloc_id()?;
         let inode = Inode {
             id,
+            parent: parent_id,
             kind: InodeKind::File {
                 replication,
                 block_size,
                 length: 0,
                 lease_holder: Some(self.ctx.client_id.clone()),
+                blocks: Vec::new(),
             },
             permission: perm,
             owner: self.caller.user.into(),
@@ -396,27 +424,6 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
         });
         self.charge(&r, anchor_idx + 1, ns, ds, &[]);
         Ok(OpResult::Status(Some(status)))
-    }
-
-    fn complete(&mut self, raw: &str) -> Result<OpResult, FsError> {
-        let (r, t) = self.resolve_existing(raw)?;
-        if t.is_dir() {
-            return Err(FsError::FileNotFound(format!("Path is not a file: {}", r.path.text)));
-        }
-        match t.lease_holder() {
-            None => Ok(OpResult::Bool(true)),
-            Some(h) if h == self.ctx.client_id => {
-                self.muts.push(Mutation::SetAttr {
-                    id: t.id,
-                    attr: Attr::Close { mtime: self.time },
-                });
-                Ok(OpResult::Bool(true))
-            }
-            Some(h) => Err(FsError::LeaseExpired(format!(
-                "No lease on {} (inode {}): File is held by {h}, not by {}",
-                r.path.text, t.id, self.ctx.client_id
-            ))),
-        }
     }
 
     /// Walk the subtree under `dir`, pushing unlink/delete mutations for

@@ -3,7 +3,7 @@
 //! committed store after a linearizability check (see `crate::server`).
 
 use raftfs_proto::limits::MAX_LISTING_ENTRIES;
-use raftfs_proto::{CallCtx, ContentSummary, DirectoryListing, FsError, Op, OpResult};
+use raftfs_proto::{CallCtx, ContentSummary, DirectoryListing, FsError, LocatedBlock, LocatedBlocks, Op, OpResult};
 
 use super::permission::{Caller, EXECUTE, READ};
 use super::plan::SUBTREE_PAGE_ENTRIES;
@@ -73,10 +73,86 @@ pub fn read<V: ReadView + ?Sized>(cfg: &NsConfig, view: &V, ctx: &CallCtx, op: &
                 .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", r.path.text)))?;
             Ok(OpResult::Summary(summarize(view, &caller, t, &r.path.text)?))
         }
+        Op::GetBlockLocations { path, offset, length } => {
+            let r = resolve(view, &FsPath::parse(path)?)?;
+            caller.check_traverse(&r)?;
+            let t = r
+                .target()
+                .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", r.path.text)))?;
+            if t.is_dir() {
+                return Err(FsError::FileNotFound(format!("Path is not a file: {}", r.path.text)));
+            }
+            caller.check(t, READ, &r.path.text)?;
+            Ok(OpResult::Blocks(located_blocks(t, *offset, *length)))
+        }
+        Op::GetAdditionalDatanode { path, block, .. } => {
+            let r = resolve(view, &FsPath::parse(path)?)?;
+            caller.check_traverse(&r)?;
+            let t = r
+                .target()
+                .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", r.path.text)))?;
+            if t.lease_holder() != Some(ctx.client_id.as_str()) {
+                return Err(FsError::LeaseExpired(format!(
+                    "No lease on {}: File is not open for writing by {}",
+                    r.path.text, ctx.client_id
+                )));
+            }
+            let blocks = t.blocks();
+            match blocks.last() {
+                Some(last) if last.id == block.id => Ok(OpResult::Located(LocatedBlock {
+                    block: *last,
+                    offset: blocks[..blocks.len() - 1].iter().map(|b| b.num_bytes).sum(),
+                    locations: Vec::new(),
+                    corrupt: false,
+                })),
+                _ => Err(FsError::InvalidArgument(format!(
+                    "{}: block {block} is not the last block being written",
+                    r.path.text
+                ))),
+            }
+        }
         _ => Err(FsError::InvalidArgument(format!(
             "{} is a write, not a read",
             op.name()
         ))),
+    }
+}
+
+/// The blocks of file `t` overlapping `[offset, offset + length)`, without
+/// locations (the block manager adds them). A file being written reports the
+/// length of its complete blocks, as HDFS does; its last block's readable
+/// length is asked of the DataNodes.
+pub fn located_blocks(t: &Inode, offset: u64, length: u64) -> LocatedBlocks {
+    let uc = t.under_construction();
+    let blocks = t.blocks();
+    let end = offset.saturating_add(length);
+    let mut out = Vec::new();
+    let mut pos = 0u64;
+    for (i, b) in blocks.iter().enumerate() {
+        let last = i + 1 == blocks.len();
+        let b_end = pos + b.num_bytes;
+        // A block overlaps when it starts before `end` and ends after
+        // `offset`; a block being written may grow, so it always counts.
+        if pos < end && (b_end > offset || (uc && last)) {
+            out.push(LocatedBlock {
+                block: *b,
+                offset: pos,
+                locations: Vec::new(),
+                corrupt: false,
+            });
+        }
+        pos = b_end;
+    }
+    let complete_len = match (uc, blocks.last()) {
+        (true, Some(l)) => pos - l.num_bytes,
+        _ => pos,
+    };
+    LocatedBlocks {
+        file_length: complete_len,
+        blocks: out,
+        under_construction: uc,
+        last_block_complete: !uc,
+        block_pool_id: String::new(),
     }
 }
 

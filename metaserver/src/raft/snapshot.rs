@@ -2,7 +2,7 @@
 //! file a member keeps so that it can restart (and serve snapshots) after
 //! its log was purged.
 //!
-//! Layout: `RFSSNAP1` magic, CRC32C of the body (u32 LE), body length (u64
+//! Layout: `RFSSNAP2` magic, CRC32C of the body (u32 LE), body length (u64
 //! LE), body = bincode of ([`SnapshotMeta`], [`Image`]). The checksum is
 //! verified before anything is decoded; a mismatch is an `InvalidData`
 //! error. Files are written to a temporary name, fsynced, then renamed.
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use super::SnapshotMeta;
 use crate::store::Image;
 
-const MAGIC: &[u8; 8] = b"RFSSNAP1";
+const MAGIC: &[u8; 8] = b"RFSSNAP2";
 const HEADER_BYTES: usize = 8 + 4 + 8;
 /// Largest snapshot image accepted, in bytes.
 pub const MAX_SNAPSHOT_BYTES: u64 = 4 * 1024 * 1024 * 1024;

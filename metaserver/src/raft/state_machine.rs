@@ -25,7 +25,11 @@ use tokio::sync::watch;
 use raftfs_proto::{FsError, OpResult};
 
 use super::{snapshot, Command, CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
-use crate::namespace::{execute_write, expire_retry, format_batch, format_info, FormatInfo, NsConfig, Overlay};
+use crate::blocks::BlockManager;
+use crate::namespace::{
+    execute_write, expire_retry, format_batch, format_info, read_counter, FormatInfo, NsConfig, Overlay,
+    META_DECOMMISSION, META_NEXT_BLOCK_ID,
+};
 use crate::store::{ReadView, Store, StoreError};
 
 pub const META_APPLIED: &str = "raft_applied";
@@ -36,6 +40,8 @@ pub const META_LAST_TIME: &str = "last_time_ms";
 /// through openraft: the store, the namespace config, the applied index.
 pub struct SmShared {
     pub store: Arc<dyn Store>,
+    /// Soft state that follows the block table (DESIGN.md §6).
+    pub blocks: Arc<BlockManager>,
     cfg: RwLock<Option<(NsConfig, FormatInfo)>>,
     applied_tx: watch::Sender<u64>,
 }
@@ -55,7 +61,36 @@ impl SmShared {
         *self.cfg.write() = format_info(&*self.store)?.map(|f| (NsConfig::from(&f), f));
         Ok(())
     }
+
+    /// Bring the block manager in line with the whole block table (at
+    /// start, and after a snapshot replaced the namespace).
+    fn reload_blocks(&self) -> Result<(), StoreError> {
+        let next = match self.store.meta(META_NEXT_BLOCK_ID)? {
+            Some(_) => Some(read_counter(&*self.store, META_NEXT_BLOCK_ID)?),
+            None => None,
+        };
+        let mut rows = std::collections::BTreeMap::new();
+        let mut after = None;
+        loop {
+            let page = self.store.blocks_page(after, BLOCK_LOAD_PAGE)?;
+            after = page.last().map(|(id, _)| *id);
+            let done = page.len() < BLOCK_LOAD_PAGE;
+            rows.extend(page.into_iter().map(|(id, r)| (id, Some(r))));
+            if done {
+                break;
+            }
+        }
+        for id in self.blocks.known_blocks() {
+            rows.entry(id).or_insert(None);
+        }
+        let decommission = crate::namespace::decommissioned(&*self.store)?;
+        self.blocks.apply_changes(&rows, next, Some(decommission));
+        Ok(())
+    }
 }
+
+/// Block table rows read per page when the block manager is loaded.
+const BLOCK_LOAD_PAGE: usize = 65_536;
 
 pub struct NsStateMachine {
     shared: Arc<SmShared>,
@@ -81,7 +116,7 @@ impl NsStateMachine {
     /// it: always for `--store memory` after a restart (the store starts
     /// empty), and for RocksDB after a machine crash that lost the unsynced
     /// tail of its writes below a snapshot whose log was already purged.
-    pub fn open(store: Arc<dyn Store>, dir: &Path) -> io::Result<NsStateMachine> {
+    pub fn open(store: Arc<dyn Store>, blocks: Arc<BlockManager>, dir: &Path) -> io::Result<NsStateMachine> {
         let applied = read_bincode::<LogId>(&*store, META_APPLIED)?;
         if let Some(bytes) = snapshot::read_file(dir)? {
             let meta = snapshot::decode_meta(&bytes)?;
@@ -96,10 +131,12 @@ impl NsStateMachine {
         let (applied_tx, _) = watch::channel(applied.map_or(0, |l| l.index));
         let shared = Arc::new(SmShared {
             store,
+            blocks,
             cfg: RwLock::new(None),
             applied_tx,
         });
         shared.reload().map_err(io_err)?;
+        shared.reload_blocks().map_err(io_err)?;
         Ok(NsStateMachine {
             shared,
             dir: dir.to_path_buf(),
@@ -213,7 +250,24 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
             overlay.put_meta(META_LAST_TIME, last_time.to_le_bytes().to_vec());
             overlay.into_batch()
         };
+        let block_changes = batch.blocks.clone();
+        let next_block = batch
+            .meta
+            .get(META_NEXT_BLOCK_ID)
+            .and_then(|v| v.as_deref())
+            .and_then(|v| <[u8; 8]>::try_from(v).ok())
+            .map(u64::from_le_bytes);
+        let decommission_changed = batch.meta.contains_key(META_DECOMMISSION);
         store.commit(batch).map_err(io_err)?;
+        let decommission = match decommission_changed {
+            true => Some(crate::namespace::decommissioned(&*store).map_err(io_err)?),
+            false => None,
+        };
+        if !block_changes.is_empty() || next_block.is_some() || decommission.is_some() {
+            self.shared
+                .blocks
+                .apply_changes(&block_changes, next_block, decommission);
+        }
         if formatted {
             self.shared.reload().map_err(io_err)?;
         }
@@ -244,6 +298,7 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
         self.shared.store.import(image).map_err(io_err)?;
         snapshot::write_file(&self.dir, &data)?;
         self.shared.reload().map_err(io_err)?;
+        self.shared.reload_blocks().map_err(io_err)?;
         self.shared
             .applied_tx
             .send_replace(meta.last_log_id.as_ref().map_or(0, |l| l.index));

@@ -15,11 +15,14 @@ use std::time::{Duration, Instant};
 use openraft::async_runtime::WatchReceiver;
 use openraft::{BasicNode, ChangeMembers, ServerState};
 
-use raftfs_proto::admin::TRANSFER_LEADER_TIMEOUT_MS;
-use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, LeaderHint};
+use raftfs_proto::admin::{FsckBlock, FsckFile, FsckReplica, FsckReport, TRANSFER_LEADER_TIMEOUT_MS};
+use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, LeaderHint, SafeModeAction};
 
 use super::member::{write_error, Member};
 use crate::namespace::check_ctx;
+
+/// Most files one fsck page reports.
+pub const MAX_FSCK_FILES_PER_PAGE: usize = 100_000;
 
 impl Member {
     /// Run one `haadmin` command.
@@ -75,7 +78,106 @@ impl Member {
                     voters: self.voters().into_iter().collect(),
                 })
             }
+            AdminOp::SafeMode(action) => {
+                match action {
+                    SafeModeAction::Get => {}
+                    SafeModeAction::Enter => {
+                        tracing::warn!(user = %ctx.user, "safe mode entered by hand");
+                        self.blocks.safemode_enter();
+                    }
+                    SafeModeAction::Leave => {
+                        tracing::warn!(user = %ctx.user, "safe mode left by hand");
+                        self.blocks.safemode_leave();
+                    }
+                }
+                Ok(AdminResult::SafeMode(self.blocks.safemode_status()))
+            }
+            AdminOp::DatanodeReport => Ok(AdminResult::Datanodes(
+                self.blocks.datanode_report(std::time::Instant::now()),
+            )),
+            AdminOp::Fsck {
+                path,
+                start_after,
+                limit,
+            } => self.fsck(ctx, &path, &start_after, limit).map(AdminResult::Fsck),
         }
+    }
+
+    /// Walk the namespace under `path` (depth first, names in order) and
+    /// report every file's blocks and their replicas.
+    fn fsck(&self, ctx: &CallCtx, path: &str, start_after: &str, limit: u32) -> Result<FsckReport, FsError> {
+        let limit = (limit as usize).clamp(1, MAX_FSCK_FILES_PER_PAGE);
+        let cfg = self
+            .shared()
+            .config()
+            .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
+        let store = self.shared().store.clone();
+        let view = store.view();
+        let top = match crate::namespace::read(&cfg, &*view, ctx, &raftfs_proto::Op::GetFileInfo { path: path.into() })?
+        {
+            raftfs_proto::OpResult::Status(Some(s)) => s,
+            _ => return Err(FsError::FileNotFound(format!("File does not exist: {path}"))),
+        };
+        let top_path = crate::path::FsPath::parse(path)?.text;
+        let mut out = FsckReport {
+            block_pool_id: self.version.block_pool_id.clone(),
+            files: Vec::new(),
+            more: false,
+        };
+        // (path, inode id), popped in name order.
+        let mut stack = vec![(top_path, top.file_id)];
+        while let Some((p, id)) = stack.pop() {
+            let Some(inode) = view.inode(id)? else { continue };
+            if inode.is_dir() {
+                let mut kids = Vec::new();
+                crate::namespace::read::for_each_child(&*view, id, |name, child| {
+                    kids.push((format!("{}/{name}", p.trim_end_matches('/')), child.id));
+                    Ok(())
+                })?;
+                stack.extend(kids.into_iter().rev());
+            }
+            if !start_after.is_empty() && p.as_str() <= start_after {
+                continue;
+            }
+            if out.files.len() >= limit {
+                out.more = true;
+                break;
+            }
+            let blocks = inode
+                .blocks()
+                .iter()
+                .map(|b| {
+                    let st = self.blocks.block_status(b.id);
+                    let replicas = st
+                        .good
+                        .iter()
+                        .chain(&st.corrupt)
+                        .map(|r| FsckReplica {
+                            node: r.node.clone(),
+                            state: r.state.clone(),
+                            decommission: r.admin,
+                        })
+                        .collect();
+                    FsckBlock {
+                        block: *b,
+                        live: st.live as u32,
+                        replicas,
+                    }
+                })
+                .collect();
+            out.files.push(FsckFile {
+                path: p,
+                is_dir: inode.is_dir(),
+                length: match &inode.kind {
+                    crate::inode::InodeKind::File { length, .. } => *length,
+                    crate::inode::InodeKind::Directory { .. } => 0,
+                },
+                replication: inode.replication(),
+                under_construction: inode.under_construction(),
+                blocks,
+            });
+        }
+        Ok(out)
     }
 
     /// The current voters, from the latest membership this member knows.

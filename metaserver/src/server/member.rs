@@ -27,10 +27,12 @@ use openraft::{BasicNode, ServerState};
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 
 use super::batcher::Batcher;
+use super::data::DataPath;
 use super::failpoint::Failpoints;
 use super::health::{Health, HealthChecks, HealthConfig, HEALTH_CHECK_INTERVAL_MS};
 use super::layout::{self, VersionFile};
 use super::read_index::ReadIndexClient;
+use crate::blocks::{BlockManager, BlockManagerConfig};
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
 use crate::raft::network::NetworkFactory;
 use crate::raft::state_machine::SmShared;
@@ -104,6 +106,11 @@ pub struct MemberConfig {
     /// Most client ops packed into one log entry (1 = one entry per op).
     pub max_ops_per_entry: usize,
     pub health: HealthConfig,
+    /// The block manager's tunables (dead DataNodes, safe mode, re-replication).
+    pub blocks: BlockManagerConfig,
+    /// The leader recovers the files of a writer silent this long (HDFS
+    /// `dfs.namenode.lease-hard-limit-sec`, 20 min).
+    pub lease_hard_limit_ms: u64,
 }
 
 /// How long a write waits for the namespace to be formatted after a leader is elected.
@@ -111,7 +118,6 @@ const FORMAT_WAIT_MS: u64 = 10_000;
 
 pub struct Member {
     pub raft: Raft,
-    batcher: Batcher,
     pub version: VersionFile,
     shared: Arc<SmShared>,
     addrs: BTreeMap<u64, String>,
@@ -122,6 +128,10 @@ pub struct Member {
     reads_served: AtomicU64,
     /// Read indexes from the leader, for linearizable follower reads.
     read_index_client: Arc<ReadIndexClient>,
+    /// Soft state of the block pool (DataNodes, replicas), shared with the state machine.
+    pub blocks: Arc<BlockManager>,
+    /// The data path's part of calls, and the block and lease monitors.
+    pub(crate) data: DataPath,
 }
 
 /// How long a follower read waits for this member to catch up (or for the
@@ -201,8 +211,9 @@ impl Member {
         let log = LogStore::open(&layout::raft_log_dir(&cfg.dir))
             .map_err(|e| FsError::Storage(format!("open raft log: {e}")))?;
         let checks = HealthChecks::new(&cfg.dir, cfg.health.clone(), log.io_stats());
-        let sm =
-            NsStateMachine::open(store, &cfg.dir).map_err(|e| FsError::Storage(format!("open state machine: {e}")))?;
+        let blocks = Arc::new(BlockManager::new(cfg.blocks.clone()));
+        let sm = NsStateMachine::open(store, blocks.clone(), &cfg.dir)
+            .map_err(|e| FsError::Storage(format!("open state machine: {e}")))?;
         let shared = sm.shared();
         let t = &cfg.timings;
         let config = openraft::Config {
@@ -229,9 +240,18 @@ impl Member {
             version.members.clone(),
             Duration::from_millis(FOLLOWER_READ_WAIT_MS),
         );
+        let data = DataPath {
+            raft: raft.clone(),
+            batcher,
+            blocks: blocks.clone(),
+            shared: shared.clone(),
+            system_client: format!("raftfs-member-{}-{}", cfg.member_id, uuid::Uuid::new_v4()).into(),
+            system_calls: Arc::new(AtomicU64::new(1)),
+            superuser: version.superuser.clone().into(),
+            lease_hard_limit_ms: cfg.lease_hard_limit_ms,
+        };
         let member = Member {
             raft,
-            batcher,
             shared,
             addrs: version.members.clone(),
             version,
@@ -240,10 +260,13 @@ impl Member {
             tasks: parking_lot::Mutex::new(Vec::new()),
             reads_served: AtomicU64::new(0),
             read_index_client,
+            blocks,
+            data,
         };
         member.bootstrap().await?;
         let monitor = tokio::spawn(monitor_health(member.raft.clone(), member.health.clone(), checks));
-        let mut tasks = vec![monitor.abort_handle()];
+        let blocks_monitor = tokio::spawn(member.data.clone().run_monitors());
+        let mut tasks = vec![monitor.abort_handle(), blocks_monitor.abort_handle()];
         if t.snapshot_interval_secs > 0 {
             let snap = tokio::spawn(snapshot_by_time(member.raft.clone(), t.snapshot_interval_secs));
             tasks.push(snap.abort_handle());
@@ -329,16 +352,36 @@ impl Member {
         mode: ReadMode,
         min_index: u64,
     ) -> (Result<OpResult, FsError>, u64) {
+        self.call_from(ctx, op, mode, min_index, "").await
+    }
+
+    /// [`Member::call_with`] for a client on `client_host` (DataNodes on
+    /// its host come first in pipelines and replica lists).
+    pub async fn call_from(
+        &self,
+        ctx: CallCtx,
+        op: Op,
+        mode: ReadMode,
+        min_index: u64,
+        client_host: &str,
+    ) -> (Result<OpResult, FsError>, u64) {
         let is_leader = self.raft.metrics().borrow_watched().state == ServerState::Leader;
         let r = if op.is_write() || mode == ReadMode::Leader || is_leader {
-            self.call(ctx, op).await
+            self.call_at(ctx, op, client_host).await
         } else {
-            self.follower_read(ctx, op, mode, min_index).await
+            self.follower_read(ctx, op, mode, min_index, client_host).await
         };
         (r, *self.shared.applied_index().borrow())
     }
 
-    async fn follower_read(&self, ctx: CallCtx, op: Op, mode: ReadMode, min_index: u64) -> Result<OpResult, FsError> {
+    async fn follower_read(
+        &self,
+        ctx: CallCtx,
+        op: Op,
+        mode: ReadMode,
+        min_index: u64,
+        client_host: &str,
+    ) -> Result<OpResult, FsError> {
         check_ctx(&ctx)?;
         let upto = match mode {
             ReadMode::FollowerLinearizable => min_index.max(self.read_index_client.get().await?),
@@ -350,7 +393,8 @@ impl Member {
             .config()
             .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
         self.reads_served.fetch_add(1, Ordering::Relaxed);
-        namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)
+        let r = namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)?;
+        self.data.after_read(&ctx, &op, r, client_host)
     }
 
     /// Wait until this member has applied `index`, for at most
@@ -387,13 +431,17 @@ impl Member {
 
     /// Execute one client call: writes through the log, reads after a lease check.
     pub async fn call(&self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
+        self.call_at(ctx, op, "").await
+    }
+
+    async fn call_at(&self, ctx: CallCtx, op: Op, client_host: &str) -> Result<OpResult, FsError> {
         check_ctx(&ctx)?;
         if self.shared.config().is_none() {
             self.wait_formatted().await?;
         }
         if op.is_write() {
             let watched = self.failpoints.watches(&op);
-            let r = self.batcher.write(ctx, op).await;
+            let r = self.data.write(ctx, op, client_host).await;
             if watched && r.is_ok() {
                 self.failpoints.crash_after_commit();
             }
@@ -405,7 +453,8 @@ impl Member {
                 .shared
                 .config()
                 .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
-            namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)
+            let r = namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)?;
+            self.data.after_read(&ctx, &op, r, client_host)
         }
     }
 

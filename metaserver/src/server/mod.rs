@@ -4,6 +4,8 @@
 
 pub mod admin;
 pub mod batcher;
+pub(crate) mod data;
+pub mod datanode_service;
 pub mod failpoint;
 pub mod health;
 pub mod layout;
@@ -14,6 +16,7 @@ pub mod service;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+pub use data::DEFAULT_LEASE_HARD_LIMIT_MS;
 pub use member::{format_member, Member, MemberConfig, RaftTimings, StoreKind};
 
 use raftfs_proto::limits::MAX_RPC_BYTES;
@@ -33,6 +36,11 @@ pub async fn serve(
     let ns = pb::namespace_server::NamespaceServer::new(service::NamespaceService { member: member.clone() })
         .max_decoding_message_size(MAX_RPC_BYTES)
         .max_encoding_message_size(MAX_RPC_BYTES);
+    let dn = pb::datanode_protocol_server::DatanodeProtocolServer::new(datanode_service::DatanodeService {
+        member: member.clone(),
+    })
+    .max_decoding_message_size(MAX_RPC_BYTES)
+    .max_encoding_message_size(MAX_RPC_BYTES);
     let raft = pb::raft_server::RaftServer::new(RaftService {
         raft: member.raft.clone(),
     })
@@ -46,6 +54,7 @@ pub async fn serve(
         .tcp_nodelay(true)
         .max_concurrent_streams(MAX_CONCURRENT_STREAMS_PER_CONNECTION)
         .add_service(ns)
+        .add_service(dn)
         .add_service(raft)
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await

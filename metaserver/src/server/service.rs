@@ -32,12 +32,18 @@ fn ctx_from(pb: Option<pb::CallContext>) -> Result<CallCtx, FsError> {
 #[tonic::async_trait]
 impl pb::namespace_server::Namespace for NamespaceService {
     async fn call(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
+        let host = req.remote_addr().map(|a| a.ip().to_string()).unwrap_or_default();
         let req = req.into_inner();
         let (result, index): (Result<OpResult, FsError>, u64) = async {
             let ctx = ctx_from(req.ctx)?;
             let op: Op = codec::decode(&req.op_bin, "op")?;
             let mode = ReadMode::from_wire(req.read_mode)?;
-            Ok(self.member.call_with(ctx, op, mode, req.min_index).await)
+            if matches!(op, Op::CommitBlockSynchronization { .. }) {
+                return Err(FsError::InvalidArgument(
+                    "commitBlockSynchronization comes from DataNodes, not clients".into(),
+                ));
+            }
+            Ok(self.member.call_from(ctx, op, mode, req.min_index, &host).await)
         }
         .await
         .unwrap_or_else(|e| (Err(e), 0));

@@ -52,6 +52,34 @@ pub struct RetryRecord {
 /// (client id, call id).
 pub type RetryKey = (String, u64);
 
+/// A block id (HDFS allocates them sequentially from 2^30).
+pub type BlockId = u64;
+
+/// A row of the block table (DESIGN.md §3): which file a block belongs to
+/// and what its replicas must look like. Derived from the file inodes by
+/// [`crate::namespace::Overlay`], so it always agrees with them; the block
+/// manager loads it at start and follows its changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BlockRecord {
+    pub inode: InodeId,
+    pub gen_stamp: u64,
+    pub num_bytes: u64,
+    /// The file's replication factor.
+    pub replication: u16,
+    /// The last block of a file being written: replicas may differ in length.
+    pub under_construction: bool,
+}
+
+/// A row of the lease table: a client that holds files open for writing
+/// (HDFS `Lease`). Derived by the overlay from the files' lease holders
+/// (`open_files`), renewed by the holder; gone when it holds no file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LeaseRecord {
+    /// Log time (ms) of the last renewal (or of taking a file).
+    pub renewed_ms: i64,
+    pub open_files: u64,
+}
+
 /// A pending change to the retry table. A delete names the record's time so
 /// that stores can keep their by-time index (for expiry) in step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +101,8 @@ pub trait ReadView {
     /// Retry records applied before `before_ms`, oldest first (ties in key
     /// order), at most `limit`.
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError>;
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError>;
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError>;
 }
 
 /// A store: committed state plus atomic batch writes.
@@ -95,6 +125,15 @@ pub trait Store: ReadView + Send + Sync + 'static {
 
     /// Human-readable name: "memory" or "rocksdb".
     fn kind(&self) -> &'static str;
+
+    /// Block table rows with ids after `after` (all when `None`), in id order, at most `limit`.
+    fn blocks_page(&self, after: Option<BlockId>, limit: usize) -> Result<Vec<(BlockId, BlockRecord)>, StoreError>;
+
+    /// Lease holders named after `after`, in name order, at most `limit`.
+    fn leases_page(&self, after: &str, limit: usize) -> Result<Vec<(String, LeaseRecord)>, StoreError>;
+
+    /// Files `holder` has open, in id order, at most `limit`.
+    fn lease_files(&self, holder: &str, limit: usize) -> Result<Vec<InodeId>, StoreError>;
 }
 
 /// Pending writes; `None` deletes. Later writes to one key replace earlier ones.
@@ -104,11 +143,21 @@ pub struct WriteBatch {
     pub dentries: BTreeMap<(InodeId, String), Option<InodeId>>,
     pub meta: BTreeMap<String, Option<Vec<u8>>>,
     pub retry: BTreeMap<RetryKey, RetryWrite>,
+    pub blocks: BTreeMap<BlockId, Option<BlockRecord>>,
+    pub leases: BTreeMap<String, Option<LeaseRecord>>,
+    /// (holder, file) → held (true) or released (false).
+    pub lease_files: BTreeMap<(String, InodeId), bool>,
 }
 
 impl WriteBatch {
     pub fn is_empty(&self) -> bool {
-        self.inodes.is_empty() && self.dentries.is_empty() && self.meta.is_empty() && self.retry.is_empty()
+        self.inodes.is_empty()
+            && self.dentries.is_empty()
+            && self.meta.is_empty()
+            && self.retry.is_empty()
+            && self.blocks.is_empty()
+            && self.leases.is_empty()
+            && self.lease_files.is_empty()
     }
 }
 
@@ -119,6 +168,9 @@ pub struct Image {
     pub dentries: Vec<(InodeId, String, InodeId)>,
     pub meta: Vec<(String, Vec<u8>)>,
     pub retry: Vec<(RetryKey, RetryRecord)>,
+    pub blocks: Vec<(BlockId, BlockRecord)>,
+    pub leases: Vec<(String, LeaseRecord)>,
+    pub lease_files: Vec<(String, InodeId)>,
 }
 
 impl<T: ReadView + ?Sized> ReadView for &T {
@@ -139,6 +191,12 @@ impl<T: ReadView + ?Sized> ReadView for &T {
     }
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
         (**self).retry_older_than(before_ms, limit)
+    }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        (**self).block(id)
+    }
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        (**self).lease(holder)
     }
 }
 
@@ -161,6 +219,12 @@ impl<T: ReadView + ?Sized> ReadView for std::sync::Arc<T> {
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
         (**self).retry_older_than(before_ms, limit)
     }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        (**self).block(id)
+    }
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        (**self).lease(holder)
+    }
 }
 
 impl<T: Store + ?Sized> Store for std::sync::Arc<T> {
@@ -178,5 +242,14 @@ impl<T: Store + ?Sized> Store for std::sync::Arc<T> {
     }
     fn kind(&self) -> &'static str {
         (**self).kind()
+    }
+    fn blocks_page(&self, after: Option<BlockId>, limit: usize) -> Result<Vec<(BlockId, BlockRecord)>, StoreError> {
+        (**self).blocks_page(after, limit)
+    }
+    fn leases_page(&self, after: &str, limit: usize) -> Result<Vec<(String, LeaseRecord)>, StoreError> {
+        (**self).leases_page(after, limit)
+    }
+    fn lease_files(&self, holder: &str, limit: usize) -> Result<Vec<InodeId>, StoreError> {
+        (**self).lease_files(holder, limit)
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! Column families mirror DESIGN.md §3: `inode` (id BE → record), `dentry`
 //! ((parent BE, name) → child id BE; big-endian so one directory is one
-//! contiguous key range in name order), `meta`, `retry`. Values carry a
+//! contiguous key range in name order), `meta`, `retry`, `block` (id BE →
+//! record), `lease` (holder → record) and `lease_file` ((holder, NUL,
+//! inode BE) → empty). Values carry a
 //! one-byte format version; a record that does not decode is reported as
 //! [`StoreError::Corrupt`], never unwrapped. RocksDB's block checksums are
 //! verified on every read (the default, kept explicit below).
@@ -18,7 +20,10 @@ use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamilyDescriptor, Direction, IteratorMode, Options, ReadOptions, WriteOptions, DB,
 };
 
-use super::{Image, ReadView, RetryKey, RetryRecord, RetryWrite, Store, StoreError, WriteBatch};
+use super::{
+    BlockId, BlockRecord, Image, LeaseRecord, ReadView, RetryKey, RetryRecord, RetryWrite, Store, StoreError,
+    WriteBatch,
+};
 use crate::inode::{Inode, InodeId};
 
 const CF_INODE: &str = "inode";
@@ -27,7 +32,19 @@ const CF_META: &str = "meta";
 const CF_RETRY: &str = "retry";
 /// Index of the retry table by time: (time, retry key) -> empty. Derived: not exported.
 const CF_RETRY_TIME: &str = "retry_time";
-const ALL_CFS: [&str; 5] = [CF_INODE, CF_DENTRY, CF_META, CF_RETRY, CF_RETRY_TIME];
+const CF_BLOCK: &str = "block";
+const CF_LEASE: &str = "lease";
+const CF_LEASE_FILE: &str = "lease_file";
+const ALL_CFS: [&str; 8] = [
+    CF_INODE,
+    CF_DENTRY,
+    CF_META,
+    CF_RETRY,
+    CF_RETRY_TIME,
+    CF_BLOCK,
+    CF_LEASE,
+    CF_LEASE_FILE,
+];
 /// Version byte in front of every encoded value.
 const VALUE_FORMAT_V1: u8 = 1;
 
@@ -160,6 +177,23 @@ fn parse_retry_key(k: &[u8]) -> Result<RetryKey, StoreError> {
     Ok((client, parse_id(CF_RETRY, &k[split + 1..])?))
 }
 
+/// Key of a lease-file row: holder, NUL, inode id big-endian (holders never contain NUL).
+fn lease_file_key(holder: &str, inode: InodeId) -> Vec<u8> {
+    let mut k = Vec::with_capacity(holder.len() + 9);
+    k.extend_from_slice(holder.as_bytes());
+    k.push(0);
+    k.extend_from_slice(&inode.to_be_bytes());
+    k
+}
+
+fn parse_lease_file_key(k: &[u8]) -> Result<(String, InodeId), StoreError> {
+    let (holder, inode) = parse_retry_key(k).map_err(|_| StoreError::Corrupt {
+        table: CF_LEASE_FILE,
+        detail: "bad key".into(),
+    })?;
+    Ok((holder, inode))
+}
+
 fn parse_id(table: &'static str, bytes: &[u8]) -> Result<u64, StoreError> {
     <[u8; 8]>::try_from(bytes)
         .map(u64::from_be_bytes)
@@ -252,6 +286,28 @@ impl RocksStore {
                     wb.delete_cf(cf_r, retry_key(k));
                     wb.delete_cf(cf_t, time_key(*time_ms, k));
                 }
+            }
+        }
+        let cf_b = self.cf(CF_BLOCK);
+        for (id, v) in &batch.blocks {
+            match v {
+                Some(r) => wb.put_cf(cf_b, id.to_be_bytes(), encode_value(r)),
+                None => wb.delete_cf(cf_b, id.to_be_bytes()),
+            }
+        }
+        let cf_l = self.cf(CF_LEASE);
+        for (holder, v) in &batch.leases {
+            match v {
+                Some(r) => wb.put_cf(cf_l, holder.as_bytes(), encode_value(r)),
+                None => wb.delete_cf(cf_l, holder.as_bytes()),
+            }
+        }
+        let cf_lf = self.cf(CF_LEASE_FILE);
+        for ((holder, inode), held) in &batch.lease_files {
+            if *held {
+                wb.put_cf(cf_lf, lease_file_key(holder, *inode), []);
+            } else {
+                wb.delete_cf(cf_lf, lease_file_key(holder, *inode));
             }
         }
     }
@@ -380,6 +436,20 @@ impl ReadView for RocksStore {
         }
         Ok(out)
     }
+
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        match self.get(CF_BLOCK, &id.to_be_bytes())? {
+            None => Ok(None),
+            Some(v) => decode_value(CF_BLOCK, &v).map(Some),
+        }
+    }
+
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        match self.get(CF_LEASE, holder.as_bytes())? {
+            None => Ok(None),
+            Some(v) => decode_value(CF_LEASE, &v).map(Some),
+        }
+    }
 }
 
 impl Store for RocksStore {
@@ -446,6 +516,24 @@ impl Store for RocksStore {
             let (k, v) = item.map_err(io)?;
             image.retry.push((parse_retry_key(&k)?, decode_value(CF_RETRY, &v)?));
         }
+        for item in snap.iterator_cf(self.cf(CF_BLOCK), IteratorMode::Start) {
+            let (k, v) = item.map_err(io)?;
+            image
+                .blocks
+                .push((parse_id(CF_BLOCK, &k)?, decode_value(CF_BLOCK, &v)?));
+        }
+        for item in snap.iterator_cf(self.cf(CF_LEASE), IteratorMode::Start) {
+            let (k, v) = item.map_err(io)?;
+            let holder = String::from_utf8(k.to_vec()).map_err(|e| StoreError::Corrupt {
+                table: CF_LEASE,
+                detail: e.to_string(),
+            })?;
+            image.leases.push((holder, decode_value(CF_LEASE, &v)?));
+        }
+        for item in snap.iterator_cf(self.cf(CF_LEASE_FILE), IteratorMode::Start) {
+            let (k, _) = item.map_err(io)?;
+            image.lease_files.push(parse_lease_file_key(&k)?);
+        }
         Ok(image)
     }
 
@@ -481,6 +569,11 @@ impl Store for RocksStore {
         for (k, v) in image.retry {
             batch.retry.insert(k, RetryWrite::Put(v));
         }
+        batch.blocks.extend(image.blocks.into_iter().map(|(k, v)| (k, Some(v))));
+        batch.leases.extend(image.leases.into_iter().map(|(k, v)| (k, Some(v))));
+        batch
+            .lease_files
+            .extend(image.lease_files.into_iter().map(|k| (k, true)));
         self.fill(&mut wb, &batch);
         let mut cache = self.cache.write();
         cache.version += 1;
@@ -493,6 +586,67 @@ impl Store for RocksStore {
     fn kind(&self) -> &'static str {
         "rocksdb"
     }
+
+    fn blocks_page(&self, after: Option<BlockId>, limit: usize) -> Result<Vec<(BlockId, BlockRecord)>, StoreError> {
+        let start = after.map_or(0, |a| a.saturating_add(1)).to_be_bytes();
+        let it = self.db.iterator_cf_opt(
+            self.cf(CF_BLOCK),
+            Self::read_opts(),
+            IteratorMode::From(&start, Direction::Forward),
+        );
+        let mut out = Vec::new();
+        for item in it {
+            if out.len() >= limit || after == Some(u64::MAX) {
+                break;
+            }
+            let (k, v) = item.map_err(io)?;
+            out.push((parse_id(CF_BLOCK, &k)?, decode_value(CF_BLOCK, &v)?));
+        }
+        Ok(out)
+    }
+
+    fn leases_page(&self, after: &str, limit: usize) -> Result<Vec<(String, LeaseRecord)>, StoreError> {
+        let it = self.db.iterator_cf_opt(
+            self.cf(CF_LEASE),
+            Self::read_opts(),
+            IteratorMode::From(after.as_bytes(), Direction::Forward),
+        );
+        let mut out = Vec::new();
+        for item in it {
+            if out.len() >= limit {
+                break;
+            }
+            let (k, v) = item.map_err(io)?;
+            if &*k == after.as_bytes() {
+                continue;
+            }
+            let holder = String::from_utf8(k.to_vec()).map_err(|e| StoreError::Corrupt {
+                table: CF_LEASE,
+                detail: e.to_string(),
+            })?;
+            out.push((holder, decode_value(CF_LEASE, &v)?));
+        }
+        Ok(out)
+    }
+
+    fn lease_files(&self, holder: &str, limit: usize) -> Result<Vec<InodeId>, StoreError> {
+        let mut prefix = holder.as_bytes().to_vec();
+        prefix.push(0);
+        let it = self.db.iterator_cf_opt(
+            self.cf(CF_LEASE_FILE),
+            Self::read_opts(),
+            IteratorMode::From(&prefix, Direction::Forward),
+        );
+        let mut out = Vec::new();
+        for item in it {
+            let (k, _) = item.map_err(io)?;
+            if out.len() >= limit || !k.starts_with(&prefix) {
+                break;
+            }
+            out.push(parse_lease_file_key(&k)?.1);
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]
@@ -502,7 +656,7 @@ mod tests {
     use raftfs_proto::Permission;
 
     fn dir(id: InodeId, children: u64) -> Inode {
-        let mut d = Inode::new_dir(id, Permission(0o755), "u", "g", 1);
+        let mut d = Inode::new_dir(id, crate::inode::ROOT_ID, Permission(0o755), "u", "g", 1);
         d.kind = crate::inode::InodeKind::Directory { children, quota: None };
         d
     }

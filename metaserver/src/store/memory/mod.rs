@@ -18,8 +18,11 @@ use rustc_hash::FxHashMap as HashMap;
 
 use parking_lot::RwLock;
 
-use super::{Image, ReadView, RetryKey, RetryRecord, RetryWrite, Store, StoreError, WriteBatch};
-use raftfs_proto::Permission;
+use super::{
+    BlockId, BlockRecord, Image, LeaseRecord, ReadView, RetryKey, RetryRecord, RetryWrite, Store, StoreError,
+    WriteBatch,
+};
+use raftfs_proto::{Block, Permission};
 
 use crate::inode::{Inode, InodeId, InodeKind, Quota};
 
@@ -50,8 +53,9 @@ impl Names {
 }
 
 /// An inode as the memory store keeps it: names interned, fields packed
-/// (64 bytes; see the size test below).
+/// (72 bytes; see the size test below).
 struct MemInode {
+    parent: InodeId,
     mtime: i64,
     atime: i64,
     kind: MemKind,
@@ -65,6 +69,10 @@ enum MemKind {
     /// multiple of 512 and at most 2^40); `lease_holder`: an interned client id.
     File {
         length: u64,
+        /// Boxed so that a file without blocks costs one (thin) pointer,
+        /// where a `Vec` or boxed slice would cost two or three words.
+        #[allow(clippy::box_collection)]
+        blocks: Option<Box<Vec<Block>>>,
         block_units: u32,
         replication: u16,
         lease_holder: Option<u32>,
@@ -89,6 +97,7 @@ impl MemInode {
                 block_size,
                 length,
                 lease_holder,
+                blocks,
             } => {
                 assert!(
                     block_size.is_multiple_of(BLOCK_UNIT_BYTES) && block_size / BLOCK_UNIT_BYTES <= u32::MAX as u64,
@@ -97,6 +106,7 @@ impl MemInode {
                 );
                 MemKind::File {
                     length,
+                    blocks: (!blocks.is_empty()).then(|| Box::new(blocks)),
                     block_units: (block_size / BLOCK_UNIT_BYTES) as u32,
                     replication,
                     lease_holder: lease_holder.map(|h| names.intern(&h)),
@@ -109,6 +119,7 @@ impl MemInode {
             })),
         };
         MemInode {
+            parent: i.parent,
             mtime: i.mtime,
             atime: i.atime,
             kind,
@@ -122,6 +133,7 @@ impl MemInode {
         let kind = match &self.kind {
             MemKind::File {
                 length,
+                blocks,
                 block_units,
                 replication,
                 lease_holder,
@@ -130,6 +142,7 @@ impl MemInode {
                 block_size: *block_units as u64 * BLOCK_UNIT_BYTES,
                 length: *length,
                 lease_holder: lease_holder.map(|h| names.get(h).to_string()),
+                blocks: blocks.as_deref().cloned().unwrap_or_default(),
             },
             MemKind::Directory(d) => InodeKind::Directory {
                 children: d.children,
@@ -138,6 +151,7 @@ impl MemInode {
         };
         Inode {
             id,
+            parent: self.parent,
             kind,
             permission: Permission::new(self.permission),
             owner: names.get(self.owner).clone(),
@@ -156,6 +170,9 @@ struct Maps {
     retry: HashMap<RetryKey, RetryRecord>,
     /// (time, key) of every retry record, for expiry.
     retry_by_time: BTreeSet<(i64, RetryKey)>,
+    blocks: BTreeMap<BlockId, BlockRecord>,
+    leases: BTreeMap<String, LeaseRecord>,
+    lease_files: BTreeSet<(String, InodeId)>,
 }
 
 impl Maps {
@@ -235,6 +252,14 @@ impl ReadView for Maps {
             .cloned()
             .collect())
     }
+
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        Ok(self.blocks.get(&id).copied())
+    }
+
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        Ok(self.leases.get(holder).copied())
+    }
 }
 
 #[derive(Default)]
@@ -271,6 +296,12 @@ impl ReadView for MemView<'_> {
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
         self.0.retry_older_than(before_ms, limit)
     }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        self.0.block(id)
+    }
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        self.0.lease(holder)
+    }
 }
 
 impl ReadView for MemStore {
@@ -291,6 +322,12 @@ impl ReadView for MemStore {
     }
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
         self.maps.read().retry_older_than(before_ms, limit)
+    }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        self.maps.read().block(id)
+    }
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        self.maps.read().lease(holder)
     }
 }
 
@@ -348,6 +385,25 @@ impl Store for MemStore {
                 }
             }
         }
+        for (id, v) in batch.blocks {
+            match v {
+                Some(r) => maps.blocks.insert(id, r),
+                None => maps.blocks.remove(&id),
+            };
+        }
+        for (holder, v) in batch.leases {
+            match v {
+                Some(t) => maps.leases.insert(holder, t),
+                None => maps.leases.remove(&holder),
+            };
+        }
+        for (key, held) in batch.lease_files {
+            if held {
+                maps.lease_files.insert(key);
+            } else {
+                maps.lease_files.remove(&key);
+            }
+        }
         Ok(())
     }
 
@@ -375,6 +431,9 @@ impl Store for MemStore {
             dentries,
             meta: maps.meta.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             retry,
+            blocks: maps.blocks.iter().map(|(k, v)| (*k, *v)).collect(),
+            leases: maps.leases.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            lease_files: maps.lease_files.iter().cloned().collect(),
         })
     }
 
@@ -395,12 +454,49 @@ impl Store for MemStore {
             maps.retry_by_time.insert((r.time_ms, k.clone()));
             maps.retry.insert(k, r);
         }
+        maps.blocks.extend(image.blocks);
+        maps.leases.extend(image.leases);
+        maps.lease_files.extend(image.lease_files);
         *self.maps.write() = maps;
         Ok(())
     }
 
     fn kind(&self) -> &'static str {
         "memory"
+    }
+
+    fn blocks_page(&self, after: Option<BlockId>, limit: usize) -> Result<Vec<(BlockId, BlockRecord)>, StoreError> {
+        use std::ops::Bound;
+        let lower = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let maps = self.maps.read();
+        Ok(maps
+            .blocks
+            .range((lower, Bound::Unbounded))
+            .take(limit)
+            .map(|(k, v)| (*k, *v))
+            .collect())
+    }
+
+    fn leases_page(&self, after: &str, limit: usize) -> Result<Vec<(String, LeaseRecord)>, StoreError> {
+        use std::ops::Bound;
+        let maps = self.maps.read();
+        Ok(maps
+            .leases
+            .range::<str, _>((Bound::Excluded(after), Bound::Unbounded))
+            .take(limit)
+            .map(|(k, v)| (k.clone(), *v))
+            .collect())
+    }
+
+    fn lease_files(&self, holder: &str, limit: usize) -> Result<Vec<InodeId>, StoreError> {
+        let maps = self.maps.read();
+        Ok(maps
+            .lease_files
+            .range((holder.to_string(), 0)..)
+            .take_while(|(h, _)| h == holder)
+            .take(limit)
+            .map(|(_, id)| *id)
+            .collect())
     }
 }
 
@@ -411,7 +507,7 @@ mod tests {
     #[test]
     fn packed_inode_is_small() {
         assert!(
-            std::mem::size_of::<MemInode>() <= 64,
+            std::mem::size_of::<MemInode>() <= 72,
             "MemInode is {} bytes",
             std::mem::size_of::<MemInode>()
         );

@@ -15,6 +15,8 @@ use raftfs_proto::{FileStatus, FsError, Permission, QuotaSetting};
 
 use crate::FileSystem;
 
+mod data;
+
 /// The usage text of `raftfs dfs`.
 pub const USAGE: &str = "Usage: raftfs dfs [generic options]
 \t[-chgrp [-R] GROUP PATH...]
@@ -43,10 +45,24 @@ struct Shell<'a> {
     err: &'a mut dyn Write,
     cmd: String,
     failed: bool,
+    /// Show a progress line on stderr while copying (a terminal only).
+    progress: bool,
 }
 
 /// Run one `dfs` command line (`args[0]` is the command, e.g. `-ls`).
 pub async fn run(fs: &FileSystem, args: &[String], out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    run_with(fs, args, out, err, false).await
+}
+
+/// [`run`], with a progress line on `err` during copies when `progress`
+/// (the binary sets it when stderr is a terminal).
+pub async fn run_with(
+    fs: &FileSystem,
+    args: &[String],
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    progress: bool,
+) -> i32 {
     let Some(first) = args.first() else {
         let _ = writeln!(err, "{USAGE}");
         return EXIT_USAGE;
@@ -58,6 +74,7 @@ pub async fn run(fs: &FileSystem, args: &[String], out: &mut dyn Write, err: &mu
         err,
         cmd,
         failed: false,
+        progress,
     };
     let rest = &args[1..];
     let usage = match sh.cmd.as_str() {
@@ -75,6 +92,13 @@ pub async fn run(fs: &FileSystem, args: &[String], out: &mut dyn Write, err: &mu
         "count" => sh.count(rest).await,
         "du" => sh.du(rest).await,
         "test" => return sh.test(rest).await,
+        "put" | "copyFromLocal" => sh.put(rest).await,
+        "get" | "copyToLocal" => sh.get(rest).await,
+        "cat" => sh.cat(rest).await,
+        "appendToFile" => sh.append_to_file(rest).await,
+        "tail" => sh.tail(rest).await,
+        "cp" => sh.cp(rest).await,
+        "checksum" => sh.checksum(rest).await,
         "help" | "usage" => {
             let _ = writeln!(sh.out, "{USAGE}");
             return 0;

@@ -1,0 +1,491 @@
+//! `raftfs bench data`: single-client put and get throughput of one large
+//! file against the machine's own limits, measured side by side in one run.
+//!
+//! Starts its own cluster from this binary (3 metaservers, 3 DataNodes) in
+//! a temporary directory (`--dir` to choose its disk), then per run:
+//! * the put limit: the same bytes written to three local files in that
+//!   directory and fsynced (what a replication-3 pipeline must do at least);
+//! * put: the SDK writes the file with replication 3;
+//! * get: the SDK reads it back, checksums verified;
+//! * the get limit: one replica's block files read straight from disk (or
+//!   page cache) with no checksum work.
+//!
+//! Prints every run, the medians and the ratios.
+//!
+//! `raftfs bench blockreport` times a member processing a full block report
+//! of `--blocks` replicas while a client measures getFileInfo latency.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use raftfs_client::{ClientOptions, FileSystem, Identity};
+
+/// Bytes per write or read call of the benchmark.
+const IO_BYTES: usize = 4 * 1024 * 1024;
+
+#[derive(Args, Debug, Clone)]
+pub struct DataArgs {
+    /// Size of the file, MiB.
+    #[arg(long = "size-mb", default_value_t = 1024)]
+    pub size_mb: u64,
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Block size of the file, MiB (HDFS default 128).
+    #[arg(long = "block-size-mb", default_value_t = 128)]
+    pub block_size_mb: u64,
+    /// Where the cluster and the baseline files live (default: a temporary directory).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+fn free_port() -> anyhow::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+struct LocalCluster {
+    children: Vec<Child>,
+    fs_uri: String,
+    dn_dirs: Vec<PathBuf>,
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn spawn(exe: &Path, args: &[String], log: &Path) -> anyhow::Result<Child> {
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
+    Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .context("start a cluster process")
+}
+
+async fn start_cluster(root: &Path) -> anyhow::Result<LocalCluster> {
+    let exe = std::env::current_exe().context("find the raftfs binary")?;
+    let addrs: Vec<String> = (0..3)
+        .map(|_| free_port().map(|p| format!("127.0.0.1:{p}")))
+        .collect::<Result<_, _>>()?;
+    let spec: Vec<String> = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("{}={a}", i + 1))
+        .collect();
+    let mut ids: Vec<String> = Vec::new();
+    for i in 1..=3 {
+        let out = Command::new(&exe)
+            .args(["format", "--member-id", &i.to_string(), "--members", &spec.join(",")])
+            .args(["--superuser", "bench"])
+            .args(&ids)
+            .arg("--dir")
+            .arg(root.join(format!("m{i}")))
+            .output()?;
+        if !out.status.success() {
+            bail!("format: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        if ids.is_empty() {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let line = text
+                .lines()
+                .find(|l| l.starts_with("Format the other members with:"))
+                .context("format printed no ids")?;
+            ids = line
+                .trim_start_matches("Format the other members with:")
+                .split_whitespace()
+                .map(str::to_string)
+                .collect();
+        }
+    }
+    let mut children = Vec::new();
+    for i in 1..=3 {
+        let args: Vec<String> = vec![
+            "metaserver".into(),
+            "--id".into(),
+            i.to_string(),
+            "--dir".into(),
+            root.join(format!("m{i}")).display().to_string(),
+            "--safemode-extension-ms".into(),
+            "0".into(),
+        ];
+        children.push(spawn(&exe, &args, &root.join(format!("m{i}.log")))?);
+    }
+    let fs_uri = format!("raftfs://{}", addrs.join(","));
+    let mut dn_dirs = Vec::new();
+    for j in 1..=3 {
+        let dir = root.join(format!("dn{j}"));
+        let args: Vec<String> = vec![
+            "datanode".into(),
+            "--dir".into(),
+            dir.display().to_string(),
+            "--listen".into(),
+            format!("127.0.0.1:{}", free_port()?),
+            "--nameservice".into(),
+            fs_uri.clone(),
+            "--heartbeat-ms".into(),
+            "500".into(),
+        ];
+        children.push(spawn(&exe, &args, &root.join(format!("dn{j}.log")))?);
+        dn_dirs.push(dir);
+    }
+    let cluster = LocalCluster {
+        children,
+        fs_uri,
+        dn_dirs,
+    };
+    let fs = client(&cluster.fs_uri)?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let live = match fs.admin(raftfs_proto::AdminOp::DatanodeReport).await {
+            Ok(raftfs_proto::AdminResult::Datanodes(d)) => d.iter().filter(|d| d.live).count(),
+            _ => 0,
+        };
+        if live == 3 {
+            return Ok(cluster);
+        }
+        if Instant::now() > deadline {
+            bail!("the cluster did not come up; see the logs in {}", root.display());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn client(uri: &str) -> anyhow::Result<FileSystem> {
+    Ok(FileSystem::connect(
+        uri,
+        Identity::new("bench", &["bench"]),
+        ClientOptions::default(),
+    )?)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn mibs(bytes: u64, secs: f64) -> f64 {
+    bytes as f64 / (1024.0 * 1024.0) / secs.max(1e-9)
+}
+
+/// Write `size` bytes to three files in `dir` and fsync them: the least a
+/// replication-3 write does.
+fn local_put(dir: &Path, data: &[u8], size: u64) -> anyhow::Result<f64> {
+    let start = Instant::now();
+    for k in 0..3 {
+        let p = dir.join(format!("baseline-{k}"));
+        let mut f = std::fs::File::create(&p)?;
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(data.len() as u64) as usize;
+            f.write_all(&data[..n])?;
+            left -= n as u64;
+        }
+        f.sync_all()?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    for k in 0..3 {
+        let _ = std::fs::remove_file(dir.join(format!("baseline-{k}")));
+    }
+    Ok(secs)
+}
+
+/// Block files of `dir` (a DataNode's data directory).
+fn block_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            block_files(&p, out);
+        } else if p
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("blk_") && !n.to_string_lossy().ends_with(".meta"))
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// Read one replica's block files straight from the file system.
+fn local_get(files: &[PathBuf]) -> anyhow::Result<(f64, u64)> {
+    let mut buf = vec![0u8; IO_BYTES];
+    let start = Instant::now();
+    let mut total = 0u64;
+    for p in files {
+        let mut f = std::fs::File::open(p)?;
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+    }
+    Ok((start.elapsed().as_secs_f64(), total))
+}
+
+pub async fn run(a: DataArgs) -> anyhow::Result<()> {
+    let tmp;
+    let root = match &a.dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            tempfile::tempdir_in(d)?.keep()
+        }
+        None => {
+            tmp = tempfile::tempdir()?;
+            tmp.path().to_path_buf()
+        }
+    };
+    let cluster = start_cluster(&root).await?;
+    let fs = client(&cluster.fs_uri)?;
+    let size = a.size_mb << 20;
+    let data: Vec<u8> = (0..IO_BYTES).map(|i| (i * 7 + i / 4096) as u8).collect();
+    println!(
+        "# raftfs bench data: {} MiB file, replication 3, {} MiB blocks, 3 metaservers + 3 DataNodes on this machine, dir {}",
+        a.size_mb,
+        a.block_size_mb,
+        root.display()
+    );
+    let (mut base_w, mut put, mut get, mut base_r) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for run in 1..=a.runs {
+        let bw = local_put(&root, &data, size)?;
+        let path = format!("/bench/data-{run}");
+        let start = Instant::now();
+        let mut w = fs
+            .create_file_opt(&path, true, None, 3, a.block_size_mb << 20, true)
+            .await?;
+        let mut left = size;
+        while left > 0 {
+            let n = left.min(IO_BYTES as u64) as usize;
+            w.write(&data[..n]).await?;
+            left -= n as u64;
+        }
+        w.close().await?;
+        let p = start.elapsed().as_secs_f64();
+        let start = Instant::now();
+        let mut r = fs.open(&path).await?;
+        let mut buf = vec![0u8; IO_BYTES];
+        let mut got = 0u64;
+        loop {
+            let n = r.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            got += n as u64;
+        }
+        let g = start.elapsed().as_secs_f64();
+        if got != size {
+            bail!("read {got} of {size} bytes");
+        }
+        // One replica's files: those of the DataNode holding the first block's first replica.
+        let loc = fs.block_locations(&path).await?;
+        let first = &loc.blocks.first().context("no blocks")?.locations[0];
+        let ids: Vec<String> = loc.blocks.iter().map(|b| b.block.file_name()).collect();
+        let mut files = Vec::new();
+        for d in &cluster.dn_dirs {
+            block_files(d, &mut files);
+        }
+        let mut mine: Vec<PathBuf> = Vec::new();
+        for id in &ids {
+            if let Some(f) = files
+                .iter()
+                .find(|f| f.file_name().is_some_and(|n| n.to_string_lossy() == *id))
+            {
+                mine.push(f.clone());
+            }
+        }
+        let (br, read_bytes) = local_get(&mine)?;
+        let _ = first;
+        println!(
+            "run {run}: local 3x write+fsync {:.0} MiB/s | put {:.0} MiB/s | get {:.0} MiB/s | local read of one replica {:.0} MiB/s ({} MiB)",
+            mibs(size, bw),
+            mibs(size, p),
+            mibs(size, g),
+            mibs(read_bytes, br),
+            read_bytes >> 20
+        );
+        base_w.push(mibs(size, bw));
+        put.push(mibs(size, p));
+        get.push(mibs(size, g));
+        base_r.push(mibs(read_bytes, br));
+        fs.delete(&path, false).await?;
+    }
+    let (bw, p, g, br) = (
+        median(&mut base_w),
+        median(&mut put),
+        median(&mut get),
+        median(&mut base_r),
+    );
+    println!("medians: local write {bw:.0} MiB/s, put {p:.0} MiB/s, get {g:.0} MiB/s, local read {br:.0} MiB/s");
+    println!(
+        "put / local 3x write+fsync = {:.2} (target >= 0.40); get / local read = {:.2} (target >= 0.50)",
+        p / bw,
+        g / br
+    );
+    drop(cluster);
+    if a.dir.is_some() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    Ok(())
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BlockReportArgs {
+    /// Replicas in the full report.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub blocks: u64,
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+}
+
+/// Time a member's processing of a full block report, with getFileInfo
+/// latency measured before and during it.
+pub async fn blockreport(a: BlockReportArgs) -> anyhow::Result<()> {
+    use raftfs_metaserver::blocks::BlockManager;
+    use raftfs_metaserver::store::BlockRecord;
+    use raftfs_proto::datanode::{FullReport, Registration};
+    use raftfs_proto::{Block, CallCtx, DatanodeId, Op, ReplicaState, ReportedReplica};
+
+    let dir = tempfile::tempdir()?;
+    let member = Arc::new(
+        raftfs_metaserver::testkit::single_member(dir.path(), raftfs_metaserver::server::StoreKind::Memory, "bench")
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?,
+    );
+    let ctx = CallCtx {
+        client_id: "bench".into(),
+        call_id: 1,
+        user: "bench".into(),
+        groups: vec![],
+    };
+    member
+        .call(
+            ctx.clone(),
+            Op::Mkdirs {
+                path: "/a/b/c".into(),
+                permission: raftfs_proto::Permission(0o755),
+                create_parent: true,
+            },
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    println!(
+        "# raftfs bench blockreport: {} replicas in one full report (pages of {}), getFileInfo latency alongside",
+        a.blocks,
+        raftfs_proto::datanode::MAX_REPORT_REPLICAS_PER_PAGE
+    );
+    let mut times = Vec::new();
+    for run in 1..=a.runs {
+        let bm = Arc::new(BlockManager::new(Default::default()));
+        let first = raftfs_metaserver::namespace::FIRST_BLOCK_ID;
+        let rows: std::collections::BTreeMap<u64, Option<BlockRecord>> = (0..a.blocks)
+            .map(|i| {
+                (
+                    first + i,
+                    Some(BlockRecord {
+                        inode: 20_000 + i / 4,
+                        gen_stamp: 1001,
+                        num_bytes: 1 << 20,
+                        replication: 3,
+                        under_construction: false,
+                    }),
+                )
+            })
+            .collect();
+        bm.apply_changes(&rows, Some(first + a.blocks), None);
+        let id = DatanodeId {
+            uuid: "dn-bench".into(),
+            addr: "127.0.0.1:1".into(),
+            hostname: "127.0.0.1".into(),
+        };
+        bm.register(
+            &Registration {
+                id,
+                cluster_id: "CID".into(),
+                block_pool_id: "BP".into(),
+                storage_ids: vec!["DS-1".into()],
+            },
+            Instant::now(),
+        )
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let replicas: Vec<ReportedReplica> = (0..a.blocks)
+            .map(|i| ReportedReplica {
+                block: Block {
+                    id: first + i,
+                    gen_stamp: 1001,
+                    num_bytes: 1 << 20,
+                },
+                state: ReplicaState::Finalized,
+            })
+            .collect();
+        let pages: Vec<Vec<ReportedReplica>> = replicas
+            .chunks(raftfs_proto::datanode::MAX_REPORT_REPLICAS_PER_PAGE)
+            .map(<[ReportedReplica]>::to_vec)
+            .collect();
+        // getFileInfo latency while the report is processed (a real member's calls).
+        let stop = Arc::new(AtomicBool::new(false));
+        let (m2, s2, c2) = (member.clone(), stop.clone(), ctx.clone());
+        let prober = tokio::spawn(async move {
+            let mut lat = Vec::new();
+            while !s2.load(Ordering::Relaxed) {
+                let t = Instant::now();
+                let _ = m2.call(c2.clone(), Op::GetFileInfo { path: "/a/b/c".into() }).await;
+                lat.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            lat
+        });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let n = pages.len();
+        let bm2 = bm.clone();
+        let start = Instant::now();
+        tokio::task::spawn_blocking(move || -> anyhow::Result<()> {
+            for (i, page) in pages.into_iter().enumerate() {
+                bm2.full_report(FullReport {
+                    uuid: "dn-bench".into(),
+                    block_pool_id: "BP".into(),
+                    report_id: 1,
+                    page: i as u32,
+                    last_page: i + 1 == n,
+                    replicas: page,
+                })
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            }
+            Ok(())
+        })
+        .await??;
+        let secs = start.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        let mut lat = prober.await?;
+        lat.sort_by(f64::total_cmp);
+        let pct = |q: f64| lat.get(((lat.len() as f64 - 1.0) * q) as usize).copied().unwrap_or(0.0);
+        let (total, missing) = bm.counts();
+        println!(
+            "run {run}: report processed in {:.0} ms ({} blocks complete, {missing} without a replica); getFileInfo during it: {} calls, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+            secs * 1e3,
+            total,
+            lat.len(),
+            pct(0.5),
+            pct(0.99),
+            pct(1.0)
+        );
+        times.push(secs * 1e3);
+    }
+    println!(
+        "median: {:.0} ms for {} replicas (target <= 2000 ms)",
+        median(&mut times),
+        a.blocks
+    );
+    member.shutdown().await;
+    Ok(())
+}

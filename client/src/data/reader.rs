@@ -1,0 +1,314 @@
+//! [`FileReader`]: HDFS's `DFSInputStream`.
+//!
+//! Reads go to the replicas in the order the nameservice gives them
+//! (nearest first). Every chunk is checked against its CRC32C; a mismatch
+//! is reported to the nameservice (which replaces the replica from a good
+//! copy) and the read goes on from another replica, as does a read whose
+//! DataNode is unreachable. Only when no replica can serve a range does the
+//! reader ask for the block's locations again, and then fail with
+//! `BlockMissing`.
+//!
+//! A file being written is readable up to what its writer's pipeline has
+//! acknowledged: the last block's length is asked of a DataNode.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use raftfs_proto::datanode::{ReadHeader, ReplicaQuery, ReplicaReport};
+use raftfs_proto::pb::{DnMessage, ReadBlockRequest};
+use raftfs_proto::{codec, FsError, LocatedBlock, LocatedBlocks, Op, OpResult};
+
+use super::verify;
+use crate::fs::Core;
+
+/// Bytes fetched per request by sequential reads.
+pub const READ_WINDOW_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Read `[offset, offset + len)` of block `lb` from one of its replicas,
+/// verified. Replicas in `dead` are skipped; failing ones are added.
+async fn read_range_from(
+    core: &Core,
+    pool: &str,
+    lb: &LocatedBlock,
+    offset: u64,
+    len: u64,
+    dead: &mut HashSet<String>,
+) -> Result<Vec<u8>, FsError> {
+    let mut last = FsError::BlockMissing(format!("Could not obtain block: {pool}:{}: no live replica", lb.block));
+    for node in &lb.locations {
+        if dead.contains(&node.uuid) {
+            continue;
+        }
+        match read_one(core, pool, lb, node, offset, len).await {
+            Ok(v) => return Ok(v),
+            Err(e) => {
+                if let FsError::Checksum(m) = &e {
+                    tracing::warn!(block = %lb.block, node = %node.addr, error = %m, "corrupt replica: reporting it, reading another");
+                    core.report_bad_block(pool, lb.block, &node.uuid).await;
+                } else {
+                    tracing::info!(block = %lb.block, node = %node.addr, error = %e, "replica unreadable: trying another");
+                }
+                dead.insert(node.uuid.clone());
+                last = e;
+            }
+        }
+    }
+    Err(last)
+}
+
+async fn read_one(
+    core: &Core,
+    pool: &str,
+    lb: &LocatedBlock,
+    node: &raftfs_proto::DatanodeId,
+    offset: u64,
+    len: u64,
+) -> Result<Vec<u8>, FsError> {
+    let header = ReadHeader {
+        block_pool_id: pool.to_string(),
+        block: lb.block,
+        offset,
+        length: len,
+        client: core.client_id.clone(),
+    };
+    let mut stream = core
+        .datanode(&node.addr)?
+        .read_block(ReadBlockRequest {
+            header_bin: codec::encode(&header)?,
+        })
+        .await
+        .map_err(|s| raftfs_proto::datanode::from_status(&s))?
+        .into_inner();
+    let mut out = Vec::with_capacity(len as usize);
+    let mut next = offset;
+    while let Some(chunk) = stream
+        .message()
+        .await
+        .map_err(|s| raftfs_proto::datanode::from_status(&s))?
+    {
+        if let Err(at) = verify(&chunk.data, &chunk.checksums) {
+            return Err(FsError::Checksum(format!(
+                "Checksum error: {} at offset {} from {}",
+                lb.block,
+                chunk.offset + at as u64,
+                node.addr
+            )));
+        }
+        let end = chunk.offset + chunk.data.len() as u64;
+        if chunk.offset > next || end <= next {
+            return Err(FsError::Internal(format!(
+                "{} sent bytes {}..{end} of {} when {next} was next",
+                node.addr, chunk.offset, lb.block
+            )));
+        }
+        out.extend_from_slice(&chunk.data[(next - chunk.offset) as usize..]);
+        next = end;
+    }
+    if out.len() as u64 != len {
+        return Err(FsError::Unavailable(format!(
+            "{} sent {} of {len} bytes of {}",
+            node.addr,
+            out.len(),
+            lb.block
+        )));
+    }
+    Ok(out)
+}
+
+/// Read `[offset, offset + len)` of block `lb` from any replica.
+pub(crate) async fn read_block_range(
+    core: &Core,
+    pool: &str,
+    lb: &LocatedBlock,
+    offset: u64,
+    len: u64,
+) -> Result<Vec<u8>, FsError> {
+    read_range_from(core, pool, lb, offset, len, &mut HashSet::new()).await
+}
+
+/// Reads one file, sequentially ([`FileReader::read`]) or at any offset
+/// ([`FileReader::read_at`]).
+pub struct FileReader {
+    core: Arc<Core>,
+    path: String,
+    located: LocatedBlocks,
+    len: u64,
+    pos: u64,
+    /// Bytes read ahead from `pos`.
+    window: Vec<u8>,
+    window_at: usize,
+    dead: HashSet<String>,
+}
+
+impl FileReader {
+    pub(crate) async fn open(core: Arc<Core>, path: &str) -> Result<FileReader, FsError> {
+        let located = locations(&core, path).await?;
+        let mut r = FileReader {
+            core,
+            path: path.to_string(),
+            len: 0,
+            located,
+            pos: 0,
+            window: Vec::new(),
+            window_at: 0,
+            dead: HashSet::new(),
+        };
+        r.len = r.readable_length().await?;
+        Ok(r)
+    }
+
+    /// The file's length: complete blocks, plus what the writer's pipeline
+    /// acknowledged of a block being written.
+    async fn readable_length(&mut self) -> Result<u64, FsError> {
+        let l = &mut self.located;
+        if !l.under_construction || l.blocks.is_empty() {
+            return Ok(l.file_length);
+        }
+        let last = l.blocks.last_mut().expect("non-empty");
+        let mut visible = None;
+        for node in &last.locations {
+            let q = ReplicaQuery {
+                block_pool_id: l.block_pool_id.clone(),
+                block: last.block,
+            };
+            let r: Result<ReplicaReport, FsError> = async {
+                let m = self
+                    .core
+                    .datanode(&node.addr)?
+                    .replica_info(DnMessage {
+                        data_bin: codec::encode(&q)?,
+                    })
+                    .await
+                    .map_err(|s| raftfs_proto::datanode::from_status(&s))?;
+                codec::decode(&m.get_ref().data_bin, "replica report")
+            }
+            .await;
+            if let Ok(rep) = r {
+                visible = Some(rep.visible_length);
+                break;
+            }
+        }
+        // No replica answers: the bytes the nameservice knows of.
+        let v = visible.unwrap_or(last.block.num_bytes);
+        last.block.num_bytes = v;
+        Ok(last.offset + v)
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn pos(&self) -> u64 {
+        self.pos
+    }
+
+    /// Move the next sequential read to `pos`.
+    pub fn seek(&mut self, pos: u64) {
+        if pos != self.pos {
+            self.pos = pos;
+            self.window.clear();
+            self.window_at = 0;
+        }
+    }
+
+    /// Read up to `buf.len()` bytes at the current position; 0 at the end.
+    pub async fn read(&mut self, buf: &mut [u8]) -> Result<usize, FsError> {
+        if self.window_at >= self.window.len() {
+            if self.pos >= self.len {
+                return Ok(0);
+            }
+            let n = READ_WINDOW_BYTES.min(self.len - self.pos);
+            self.window = self.read_at(self.pos, n).await?;
+            self.window_at = 0;
+        }
+        let n = buf.len().min(self.window.len() - self.window_at);
+        buf[..n].copy_from_slice(&self.window[self.window_at..self.window_at + n]);
+        self.window_at += n;
+        self.pos += n as u64;
+        Ok(n)
+    }
+
+    /// Read `[offset, offset + len)` (clipped to the file's end).
+    pub async fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, FsError> {
+        let end = offset.saturating_add(len).min(self.len);
+        let mut out = Vec::with_capacity(end.saturating_sub(offset) as usize);
+        let mut at = offset;
+        let mut refreshed = false;
+        while at < end {
+            let Some(lb) = self
+                .located
+                .blocks
+                .iter()
+                .find(|b| b.offset <= at && at < b.offset + b.block.num_bytes)
+                .cloned()
+            else {
+                return Err(FsError::Internal(format!(
+                    "no block of {} holds offset {at}",
+                    self.path
+                )));
+            };
+            let in_block = at - lb.offset;
+            let n = (lb.block.num_bytes - in_block).min(end - at);
+            let pool = self.located.block_pool_id.clone();
+            match read_range_from(&self.core, &pool, &lb, in_block, n, &mut self.dead).await {
+                Ok(v) => {
+                    out.extend_from_slice(&v);
+                    at += n;
+                }
+                Err(e) if !refreshed => {
+                    // Every known replica failed: ask where the block is now.
+                    tracing::info!(block = %lb.block, error = %e, "refreshing block locations");
+                    refreshed = true;
+                    self.dead.clear();
+                    let fresh = locations(&self.core, &self.path).await?;
+                    for b in &mut self.located.blocks {
+                        if let Some(f) = fresh.blocks.iter().find(|f| f.block.id == b.block.id) {
+                            b.locations = f.locations.clone();
+                        }
+                    }
+                }
+                Err(FsError::Checksum(_) | FsError::Unavailable(_) | FsError::BlockMissing(_)) => {
+                    return Err(FsError::BlockMissing(format!(
+                        "Could not obtain block: {pool}:{} file={}",
+                        lb.block, self.path
+                    )))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The whole file from the current position.
+    pub async fn read_to_end(&mut self) -> Result<Vec<u8>, FsError> {
+        let mut out = Vec::with_capacity((self.len - self.pos.min(self.len)) as usize);
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = self.read(&mut buf).await?;
+            if n == 0 {
+                return Ok(out);
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+    }
+}
+
+pub(crate) async fn locations(core: &Core, path: &str) -> Result<LocatedBlocks, FsError> {
+    match core
+        .call(Op::GetBlockLocations {
+            path: path.to_string(),
+            offset: 0,
+            length: u64::MAX,
+        })
+        .await?
+    {
+        OpResult::Blocks(b) => Ok(b),
+        other => Err(FsError::Internal(format!("getBlockLocations answered {other:?}"))),
+    }
+}
+
+pub(crate) use locations as block_locations;

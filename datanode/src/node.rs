@@ -1,0 +1,214 @@
+//! [`Node`]: what every part of a running DataNode shares: its storage,
+//! identity, configuration, the queues of incremental block reports for
+//! each member of each nameservice, and channels to other DataNodes.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use tokio::sync::Notify;
+use tonic::transport::{Channel, Endpoint};
+
+use raftfs_proto::pb::data_transfer_client::DataTransferClient;
+use raftfs_proto::pb::datanode_protocol_client::DatanodeProtocolClient;
+use raftfs_proto::{Block, DatanodeId, FsError, IncrementalReport};
+
+use crate::storage::Storage;
+
+/// HTTP/2 flow-control window of one data stream, bytes: large enough that
+/// a pipeline never waits for window updates at disk speed.
+pub const STREAM_WINDOW_BYTES: u32 = 16 * 1024 * 1024;
+/// HTTP/2 flow-control window of one connection, bytes.
+pub const CONNECTION_WINDOW_BYTES: u32 = 64 * 1024 * 1024;
+/// Largest gRPC message on the data path, bytes (a packet plus its checksums and header).
+pub const MAX_DATA_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// Timeout to connect to another DataNode or a member.
+pub const CONNECT_TIMEOUT_MS: u64 = 3_000;
+
+#[derive(Debug, Clone)]
+pub struct DatanodeConfig {
+    pub dirs: Vec<PathBuf>,
+    /// Where the data transfer service listens (HOST:PORT).
+    pub listen: String,
+    /// HOST:PORT that clients and other DataNodes use to reach this node.
+    pub advertise: String,
+    /// Host name reported to metaservers (placement puts a writer's first replica on its own host).
+    pub hostname: String,
+    /// Every nameservice served: the member addresses of each.
+    pub nameservices: Vec<Vec<String>>,
+    /// HDFS `dfs.heartbeat.interval` (3 s).
+    pub heartbeat_ms: u64,
+    /// HDFS `dfs.blockreport.intervalMsec` (6 h).
+    pub block_report_interval_ms: u64,
+    /// Bytes kept free per volume (HDFS `dfs.datanode.du.reserved`).
+    pub reserved_bytes: u64,
+    /// Wait for a member's answer this long.
+    pub rpc_timeout_ms: u64,
+    /// Check every replica's checksums this often (HDFS `dfs.datanode.scan.period.hours`, 3 weeks); 0 = never.
+    pub scan_period_ms: u64,
+}
+
+impl DatanodeConfig {
+    pub fn heartbeat(&self) -> Duration {
+        Duration::from_millis(self.heartbeat_ms.max(1))
+    }
+}
+
+/// Incremental reports waiting to go to one member.
+#[derive(Default)]
+pub struct IbrQueue {
+    pub pending: Mutex<IncrementalReport>,
+    pub ready: Notify,
+}
+
+impl IbrQueue {
+    /// Take everything queued.
+    pub fn take(&self) -> IncrementalReport {
+        std::mem::take(&mut *self.pending.lock())
+    }
+
+    /// Put back a report that could not be sent (before anything newer).
+    pub fn put_back(&self, mut r: IncrementalReport) {
+        let mut p = self.pending.lock();
+        r.received.append(&mut p.received);
+        r.receiving.append(&mut p.receiving);
+        r.deleted.append(&mut p.deleted);
+        *p = r;
+    }
+}
+
+pub struct Node {
+    pub cfg: DatanodeConfig,
+    pub storage: Arc<Storage>,
+    id: RwLock<Option<DatanodeId>>,
+    /// Reads and writes in progress.
+    xceivers: AtomicU32,
+    /// Block pool → member address → the reports waiting for it.
+    ibr: RwLock<HashMap<String, HashMap<String, Arc<IbrQueue>>>>,
+    /// Block pool → its nameservice's member addresses.
+    pub pool_members: RwLock<HashMap<String, Vec<String>>>,
+    peers: Mutex<HashMap<String, DataTransferClient<Channel>>>,
+    members: Mutex<HashMap<String, DatanodeProtocolClient<Channel>>>,
+}
+
+/// Counts one transfer in progress for as long as it lives.
+pub struct XceiverGuard<'a>(&'a AtomicU32);
+
+impl Drop for XceiverGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// An HTTP/2 endpoint for the data path, with the large windows.
+pub fn data_endpoint(addr: &str) -> Result<Endpoint, FsError> {
+    Ok(Endpoint::from_shared(format!("http://{addr}"))
+        .map_err(|e| FsError::InvalidArgument(format!("DataNode address {addr:?}: {e}")))?
+        .connect_timeout(Duration::from_millis(CONNECT_TIMEOUT_MS))
+        .tcp_nodelay(true)
+        .initial_stream_window_size(STREAM_WINDOW_BYTES)
+        .initial_connection_window_size(CONNECTION_WINDOW_BYTES))
+}
+
+impl Node {
+    pub fn new(cfg: DatanodeConfig, storage: Arc<Storage>) -> Node {
+        Node {
+            cfg,
+            storage,
+            id: RwLock::new(None),
+            xceivers: AtomicU32::new(0),
+            ibr: RwLock::new(HashMap::new()),
+            pool_members: RwLock::new(HashMap::new()),
+            peers: Mutex::new(HashMap::new()),
+            members: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// This node's identity once it belongs to a cluster.
+    pub fn id(&self) -> Option<DatanodeId> {
+        self.id.read().clone()
+    }
+
+    pub fn set_uuid(&self, uuid: &str) {
+        *self.id.write() = Some(DatanodeId {
+            uuid: uuid.to_string(),
+            addr: self.cfg.advertise.clone(),
+            hostname: self.cfg.hostname.clone(),
+        });
+    }
+
+    pub fn xceiver(&self) -> XceiverGuard<'_> {
+        self.xceivers.fetch_add(1, Ordering::Relaxed);
+        XceiverGuard(&self.xceivers)
+    }
+
+    pub fn xceivers(&self) -> u32 {
+        self.xceivers.load(Ordering::Relaxed)
+    }
+
+    /// The queue for member `addr` of pool `bpid` (created on first use).
+    pub fn ibr_queue(&self, bpid: &str, addr: &str) -> Arc<IbrQueue> {
+        self.ibr
+            .write()
+            .entry(bpid.to_string())
+            .or_default()
+            .entry(addr.to_string())
+            .or_default()
+            .clone()
+    }
+
+    fn each_queue(&self, bpid: &str, f: impl Fn(&mut IncrementalReport)) {
+        if let Some(list) = self.ibr.read().get(bpid) {
+            for q in list.values() {
+                f(&mut q.pending.lock());
+                q.ready.notify_one();
+            }
+        }
+    }
+
+    pub fn report_received(&self, bpid: &str, b: Block) {
+        self.each_queue(bpid, |r| r.received.push(b));
+    }
+
+    pub fn report_receiving(&self, bpid: &str, b: Block) {
+        self.each_queue(bpid, |r| r.receiving.push(b));
+    }
+
+    pub fn report_deleted(&self, bpid: &str, b: Block) {
+        self.each_queue(bpid, |r| r.deleted.push(b));
+    }
+
+    /// A client of a metaserver member's DataNode protocol (one channel each).
+    pub fn member(&self, addr: &str) -> Result<DatanodeProtocolClient<Channel>, FsError> {
+        let mut members = self.members.lock();
+        if let Some(c) = members.get(addr) {
+            return Ok(c.clone());
+        }
+        let ep = Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| FsError::InvalidArgument(format!("member address {addr:?}: {e}")))?
+            .connect_timeout(Duration::from_millis(CONNECT_TIMEOUT_MS))
+            .timeout(Duration::from_millis(self.cfg.rpc_timeout_ms))
+            .tcp_nodelay(true);
+        let c = DatanodeProtocolClient::new(ep.connect_lazy())
+            .max_decoding_message_size(raftfs_proto::limits::MAX_RPC_BYTES)
+            .max_encoding_message_size(raftfs_proto::limits::MAX_RPC_BYTES);
+        members.insert(addr.to_string(), c.clone());
+        Ok(c)
+    }
+
+    /// A client of another DataNode's data transfer service (one channel each).
+    pub fn peer(&self, addr: &str) -> Result<DataTransferClient<Channel>, FsError> {
+        let mut peers = self.peers.lock();
+        if let Some(c) = peers.get(addr) {
+            return Ok(c.clone());
+        }
+        let c = DataTransferClient::new(data_endpoint(addr)?.connect_lazy())
+            .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES);
+        peers.insert(addr.to_string(), c.clone());
+        Ok(c)
+    }
+}

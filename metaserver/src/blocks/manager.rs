@@ -1,0 +1,780 @@
+//! [`BlockManager`]: the lock, the DataNode registry and the replica map.
+//!
+//! Replica classification (HDFS's rules, simplified to one pool):
+//! * a complete block's replica is *good* when it is finalized with the
+//!   block's stamp and length; a newer stamp or a replica still being
+//!   written is *pending* (a recovery or a copy in progress); anything else
+//!   (older stamp, wrong length, reported bad by a reader) is *corrupt*;
+//! * a block being written counts every replica with the block's stamp or
+//!   newer as good (the pipeline's expected locations) and older ones as
+//!   corrupt (left behind by a pipeline recovery).
+//!
+//! Redundancy counts good replicas on live nodes in normal admin state;
+//! replicas on decommissioning nodes still serve reads and copies.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use raftfs_proto::datanode::{DatanodeCommand, FullReport, Heartbeat, IncrementalReportMsg, Registration};
+use raftfs_proto::{AdminState, Block, DatanodeId, DatanodeInfo, FsError, LocatedBlocks, ReplicaState};
+
+use super::safemode::{SafeMode, SafeModeStatus};
+use super::{BlockManagerConfig, MAX_DATANODES, MAX_INVALIDATES_PER_HEARTBEAT, MAX_TRANSFERS_PER_NODE};
+use super::{MIN_REPLICATION, REPORT_CHUNK_REPLICAS};
+use crate::store::BlockRecord;
+
+pub(crate) type NodeIdx = u32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Replica {
+    pub node: NodeIdx,
+    pub state: ReplicaState,
+    pub gen_stamp: u64,
+    pub num_bytes: u64,
+    /// Reported bad by a reader or the DataNode.
+    pub reported_bad: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Good,
+    Pending,
+    Corrupt,
+}
+
+pub(crate) struct BlockEntry {
+    pub inode: u64,
+    pub gen_stamp: u64,
+    pub num_bytes: u64,
+    pub replication: u16,
+    pub uc: bool,
+    pub replicas: Vec<Replica>,
+    /// Counted in the safe-mode numerator.
+    pub safe: bool,
+}
+
+impl BlockEntry {
+    pub(crate) fn classify(&self, r: &Replica) -> Class {
+        if r.reported_bad {
+            return Class::Corrupt;
+        }
+        if self.uc {
+            return if r.gen_stamp >= self.gen_stamp {
+                Class::Good
+            } else {
+                Class::Corrupt
+            };
+        }
+        if r.gen_stamp > self.gen_stamp || (r.state == ReplicaState::Rbw && r.gen_stamp == self.gen_stamp) {
+            Class::Pending
+        } else if r.state == ReplicaState::Finalized && r.gen_stamp == self.gen_stamp && r.num_bytes == self.num_bytes {
+            Class::Good
+        } else {
+            Class::Corrupt
+        }
+    }
+}
+
+pub(crate) struct Descriptor {
+    pub id: DatanodeId,
+    pub storage_ids: Vec<String>,
+    pub stats: Heartbeat,
+    pub last_heartbeat: Instant,
+    pub dead: bool,
+    pub admin: AdminState,
+    pub blocks: FxHashSet<u64>,
+    pub invalidate: Vec<Block>,
+    pub transfers: VecDeque<(Block, Vec<DatanodeId>)>,
+    pub recoveries: Vec<DatanodeCommand>,
+    /// Pages of a full report being received: (report id, replicas so far).
+    pub report: Option<(u64, Vec<raftfs_proto::ReportedReplica>)>,
+}
+
+impl Descriptor {
+    pub(crate) fn usable(&self) -> bool {
+        !self.dead && self.admin == AdminState::Normal
+    }
+
+    fn matches(&self, key: &str) -> bool {
+        self.id.uuid == key || self.id.addr == key || self.id.hostname == key
+    }
+}
+
+/// A scheduled copy: its targets and when to give up waiting for it.
+pub(crate) struct Pending {
+    pub targets: Vec<NodeIdx>,
+    pub deadline: Instant,
+}
+
+pub(crate) struct State {
+    pub nodes: Vec<Descriptor>,
+    pub by_uuid: FxHashMap<String, NodeIdx>,
+    pub blocks: FxHashMap<u64, BlockEntry>,
+    /// Replicas of blocks this member has not applied yet (ids it has not allocated).
+    pub unknown: FxHashMap<u64, Vec<Replica>>,
+    /// Every block id below this was allocated by an applied entry.
+    pub next_block_id: u64,
+    /// Blocks the replication monitor should look at.
+    pub attention: FxHashSet<u64>,
+    pub pending: FxHashMap<u64, Pending>,
+    /// Nodes an operator asked to decommission (uuid, address or host name).
+    pub decommission: BTreeSet<String>,
+    pub safemode: SafeMode,
+    pub total_complete: u64,
+    pub safe_complete: u64,
+}
+
+/// What fsck shows of one replica.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicaView {
+    pub node: DatanodeId,
+    pub state: String,
+    pub live: bool,
+    pub admin: AdminState,
+}
+
+/// What fsck shows of one block.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockStatus {
+    pub good: Vec<ReplicaView>,
+    pub corrupt: Vec<ReplicaView>,
+    /// Good replicas on live, normal nodes.
+    pub live: usize,
+}
+
+impl State {
+    pub(crate) fn node(&self, uuid: &str) -> Result<NodeIdx, FsError> {
+        self.by_uuid.get(uuid).copied().ok_or_else(|| {
+            FsError::Unavailable(format!(
+                "DataNode {uuid} is not registered with this member: register again"
+            ))
+        })
+    }
+
+    fn view(&self, r: &Replica, class: Class) -> ReplicaView {
+        let n = &self.nodes[r.node as usize];
+        ReplicaView {
+            node: n.id.clone(),
+            state: match (class, r.state) {
+                (Class::Corrupt, _) => "CORRUPT".into(),
+                (_, ReplicaState::Finalized) => "FINALIZED".into(),
+                (_, ReplicaState::Rbw) => "RBW".into(),
+            },
+            live: !n.dead,
+            admin: n.admin,
+        }
+    }
+
+    /// Good replicas of `e` on live, normal nodes.
+    pub(crate) fn live_good(&self, e: &BlockEntry) -> usize {
+        e.replicas
+            .iter()
+            .filter(|r| e.classify(r) == Class::Good && self.nodes[r.node as usize].usable())
+            .count()
+    }
+
+    /// Recompute what follows from block `id`'s replicas: safe-mode counts,
+    /// whether the monitor must look at it.
+    pub(crate) fn reevaluate(&mut self, id: u64) {
+        let Some(e) = self.blocks.get(&id) else {
+            self.attention.remove(&id);
+            return;
+        };
+        let good_any = e
+            .replicas
+            .iter()
+            .filter(|r| e.classify(r) == Class::Good && !self.nodes[r.node as usize].dead)
+            .count();
+        let live = self.live_good(e);
+        let corrupt = e.replicas.iter().any(|r| e.classify(r) == Class::Corrupt);
+        let needs_look = !e.uc && (live != e.replication as usize || corrupt || good_any != live);
+        let safe = !e.uc && good_any >= MIN_REPLICATION;
+        let was_safe = e.safe;
+        if safe != was_safe {
+            if safe {
+                self.safe_complete += 1;
+            } else {
+                self.safe_complete -= 1;
+            }
+            self.blocks.get_mut(&id).expect("present").safe = safe;
+        }
+        if needs_look {
+            self.attention.insert(id);
+        } else {
+            self.attention.remove(&id);
+        }
+    }
+
+    /// Add or update node `n`'s replica `r` of block `block_id`.
+    pub(crate) fn add_replica(&mut self, n: NodeIdx, block: Block, r: Replica) {
+        match self.blocks.get_mut(&block.id) {
+            Some(e) => {
+                match e.replicas.iter_mut().find(|x| x.node == n) {
+                    Some(x) => *x = r,
+                    None => e.replicas.push(r),
+                }
+                self.nodes[n as usize].blocks.insert(block.id);
+                if let Some(p) = self.pending.get_mut(&block.id) {
+                    p.targets.retain(|t| *t != n);
+                    if p.targets.is_empty() {
+                        self.pending.remove(&block.id);
+                    }
+                }
+                self.reevaluate(block.id);
+            }
+            None if block.id >= self.next_block_id => {
+                // Allocated by an entry this member has not applied yet.
+                let list = self.unknown.entry(block.id).or_default();
+                list.retain(|x| x.node != n);
+                list.push(r);
+            }
+            None => {
+                // Its file is gone: the replica is garbage.
+                let node = &mut self.nodes[n as usize];
+                if !node.invalidate.iter().any(|b| b.id == block.id) {
+                    node.invalidate.push(block);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn remove_replica(&mut self, n: NodeIdx, block_id: u64) {
+        self.nodes[n as usize].blocks.remove(&block_id);
+        if let Some(e) = self.blocks.get_mut(&block_id) {
+            e.replicas.retain(|r| r.node != n);
+            self.reevaluate(block_id);
+        }
+        if let Some(list) = self.unknown.get_mut(&block_id) {
+            list.retain(|r| r.node != n);
+            if list.is_empty() {
+                self.unknown.remove(&block_id);
+            }
+        }
+    }
+
+    /// Queue the deletion of node `n`'s replica of `block_id` (leader sends it).
+    pub(crate) fn queue_invalidate(&mut self, n: NodeIdx, block: Block) {
+        let node = &mut self.nodes[n as usize];
+        if !node.invalidate.iter().any(|b| b.id == block.id) {
+            node.invalidate.push(block);
+        }
+    }
+
+    fn admin_for(&self, id: &DatanodeId) -> AdminState {
+        if self
+            .decommission
+            .iter()
+            .any(|k| *k == id.uuid || *k == id.addr || *k == id.hostname)
+        {
+            AdminState::DecommissionInProgress
+        } else {
+            AdminState::Normal
+        }
+    }
+}
+
+pub struct BlockManager {
+    pub(crate) cfg: BlockManagerConfig,
+    pub(crate) state: Mutex<State>,
+    /// Bumped whenever replicas change, for callers waiting on a block.
+    reports: watch::Sender<u64>,
+}
+
+impl BlockManager {
+    pub fn new(cfg: BlockManagerConfig) -> BlockManager {
+        let safemode = SafeMode::new(cfg.safemode_threshold, Duration::from_millis(cfg.safemode_extension_ms));
+        BlockManager {
+            cfg,
+            state: Mutex::new(State {
+                nodes: Vec::new(),
+                by_uuid: FxHashMap::default(),
+                blocks: FxHashMap::default(),
+                unknown: FxHashMap::default(),
+                next_block_id: 0,
+                attention: FxHashSet::default(),
+                pending: FxHashMap::default(),
+                decommission: BTreeSet::new(),
+                safemode,
+                total_complete: 0,
+                safe_complete: 0,
+            }),
+            reports: watch::channel(0).0,
+        }
+    }
+
+    pub fn config(&self) -> &BlockManagerConfig {
+        &self.cfg
+    }
+
+    fn bump(&self) {
+        self.reports.send_modify(|v| *v += 1);
+    }
+
+    /// Follow block table changes of an applied batch (`None`: the block is
+    /// gone, its replicas are queued for deletion), the block id counter, and
+    /// the set of nodes to decommission.
+    pub fn apply_changes(
+        &self,
+        changes: &BTreeMap<u64, Option<BlockRecord>>,
+        next_block_id: Option<u64>,
+        decommission: Option<BTreeSet<String>>,
+    ) {
+        let mut st = self.state.lock();
+        if let Some(n) = next_block_id {
+            st.next_block_id = st.next_block_id.max(n);
+        }
+        for (id, change) in changes {
+            let id = *id;
+            match change {
+                Some(rec) => {
+                    let was = st.blocks.get(&id).map(|e| (e.uc, e.safe));
+                    if let Some((false, safe)) = was {
+                        st.total_complete -= 1;
+                        if safe {
+                            st.safe_complete -= 1;
+                        }
+                    }
+                    let unknown = st.unknown.remove(&id).unwrap_or_default();
+                    let e = st.blocks.entry(id).or_insert_with(|| BlockEntry {
+                        inode: rec.inode,
+                        gen_stamp: 0,
+                        num_bytes: 0,
+                        replication: 0,
+                        uc: true,
+                        replicas: Vec::new(),
+                        safe: false,
+                    });
+                    e.inode = rec.inode;
+                    e.gen_stamp = rec.gen_stamp;
+                    e.num_bytes = rec.num_bytes;
+                    e.replication = rec.replication;
+                    e.uc = rec.under_construction;
+                    e.safe = false;
+                    let complete = !e.uc;
+                    for r in &unknown {
+                        if !e.replicas.iter().any(|x| x.node == r.node) {
+                            e.replicas.push(*r);
+                        }
+                    }
+                    for r in unknown {
+                        st.nodes[r.node as usize].blocks.insert(id);
+                    }
+                    if complete {
+                        st.total_complete += 1;
+                    }
+                    st.reevaluate(id);
+                }
+                None => {
+                    if let Some(e) = st.blocks.remove(&id) {
+                        if !e.uc {
+                            st.total_complete -= 1;
+                            if e.safe {
+                                st.safe_complete -= 1;
+                            }
+                        }
+                        for r in e.replicas {
+                            st.nodes[r.node as usize].blocks.remove(&id);
+                            let b = Block {
+                                id,
+                                gen_stamp: r.gen_stamp,
+                                num_bytes: r.num_bytes,
+                            };
+                            st.queue_invalidate(r.node, b);
+                        }
+                    }
+                    st.attention.remove(&id);
+                    st.pending.remove(&id);
+                }
+            }
+        }
+        if let Some(set) = decommission {
+            st.decommission = set;
+            for i in 0..st.nodes.len() {
+                let wanted = st.admin_for(&st.nodes[i].id);
+                let node = &mut st.nodes[i];
+                match (wanted, node.admin) {
+                    (AdminState::Normal, AdminState::Normal) => {}
+                    (AdminState::Normal, _) => node.admin = AdminState::Normal,
+                    (_, AdminState::Normal) => node.admin = AdminState::DecommissionInProgress,
+                    _ => {}
+                }
+                let blocks: Vec<u64> = st.nodes[i].blocks.iter().copied().collect();
+                for b in blocks {
+                    st.reevaluate(b);
+                }
+            }
+        }
+    }
+
+    /// A DataNode (re-)registers. A node seen before keeps its replicas
+    /// until its next full report replaces them.
+    pub fn register(&self, reg: &Registration, now: Instant) -> Result<(), FsError> {
+        let mut st = self.state.lock();
+        let admin = st.admin_for(&reg.id);
+        match st.by_uuid.get(&reg.id.uuid).copied() {
+            Some(i) => {
+                let node = &mut st.nodes[i as usize];
+                node.id = reg.id.clone();
+                node.storage_ids = reg.storage_ids.clone();
+                node.last_heartbeat = now;
+                node.dead = false;
+                if admin == AdminState::Normal {
+                    node.admin = AdminState::Normal;
+                } else if node.admin == AdminState::Normal {
+                    node.admin = admin;
+                }
+            }
+            None => {
+                if st.nodes.len() >= MAX_DATANODES {
+                    return Err(FsError::Unavailable(format!(
+                        "this member tracks {MAX_DATANODES} DataNodes already"
+                    )));
+                }
+                let i = st.nodes.len() as NodeIdx;
+                st.nodes.push(Descriptor {
+                    id: reg.id.clone(),
+                    storage_ids: reg.storage_ids.clone(),
+                    stats: Heartbeat {
+                        uuid: reg.id.uuid.clone(),
+                        block_pool_id: reg.block_pool_id.clone(),
+                        capacity_bytes: 0,
+                        dfs_used_bytes: 0,
+                        block_pool_used_bytes: 0,
+                        remaining_bytes: 0,
+                        xceivers: 0,
+                        failed_volumes: 0,
+                    },
+                    last_heartbeat: now,
+                    dead: false,
+                    admin,
+                    blocks: FxHashSet::default(),
+                    invalidate: Vec::new(),
+                    transfers: VecDeque::new(),
+                    recoveries: Vec::new(),
+                    report: None,
+                });
+                st.by_uuid.insert(reg.id.uuid.clone(), i);
+            }
+        }
+        tracing::info!(uuid = %reg.id.uuid, addr = %reg.id.addr, "DataNode registered");
+        Ok(())
+    }
+
+    /// A heartbeat: update the node's figures; a leader hands it its
+    /// queued commands. An unknown or dead node is told to register again.
+    pub fn heartbeat(&self, hb: &Heartbeat, now: Instant, leader: bool) -> Vec<DatanodeCommand> {
+        let mut st = self.state.lock();
+        let Some(i) = st.by_uuid.get(&hb.uuid).copied() else {
+            return vec![DatanodeCommand::Reregister];
+        };
+        let node = &mut st.nodes[i as usize];
+        if node.dead {
+            return vec![DatanodeCommand::Reregister];
+        }
+        node.stats = hb.clone();
+        node.last_heartbeat = now;
+        let mut cmds = Vec::new();
+        // Commands come from the leader only, and not in safe mode (HDFS).
+        if !leader || st.safemode.is_on() {
+            return cmds;
+        }
+        let node = &mut st.nodes[i as usize];
+        if !node.invalidate.is_empty() {
+            let n = node.invalidate.len().min(MAX_INVALIDATES_PER_HEARTBEAT);
+            cmds.push(DatanodeCommand::Invalidate {
+                blocks: node.invalidate.drain(..n).collect(),
+            });
+        }
+        for _ in 0..MAX_TRANSFERS_PER_NODE {
+            match node.transfers.pop_front() {
+                Some((block, targets)) => cmds.push(DatanodeCommand::Transfer { block, targets }),
+                None => break,
+            }
+        }
+        cmds.append(&mut node.recoveries);
+        cmds
+    }
+
+    /// One page of a full block report; the last page replaces everything
+    /// this member knew about the node's replicas.
+    pub fn full_report(&self, page: FullReport) -> Result<(), FsError> {
+        let replicas = {
+            let mut st = self.state.lock();
+            let n = st.node(&page.uuid)?;
+            let node = &mut st.nodes[n as usize];
+            let pages = match &mut node.report {
+                Some((id, list)) if *id == page.report_id => list,
+                _ if page.page == 0 => {
+                    node.report = Some((page.report_id, Vec::new()));
+                    &mut node.report.as_mut().expect("just set").1
+                }
+                _ => {
+                    return Err(FsError::InvalidArgument(format!(
+                        "block report {} page {} without its first page",
+                        page.report_id, page.page
+                    )))
+                }
+            };
+            pages.extend(page.replicas);
+            if !page.last_page {
+                return Ok(());
+            }
+            node.report.take().expect("present").1
+        };
+        let mut reported = FxHashSet::default();
+        reported.reserve(replicas.len());
+        for chunk in replicas.chunks(REPORT_CHUNK_REPLICAS) {
+            let mut st = self.state.lock();
+            let n = st.node(&page.uuid)?;
+            for rr in chunk {
+                reported.insert(rr.block.id);
+                let r = Replica {
+                    node: n,
+                    state: rr.state,
+                    gen_stamp: rr.block.gen_stamp,
+                    num_bytes: rr.block.num_bytes,
+                    reported_bad: false,
+                };
+                st.add_replica(n, rr.block, r);
+            }
+        }
+        let gone: Vec<u64> = {
+            let st = self.state.lock();
+            let n = st.node(&page.uuid)?;
+            st.nodes[n as usize]
+                .blocks
+                .iter()
+                .filter(|b| !reported.contains(b))
+                .copied()
+                .collect()
+        };
+        for chunk in gone.chunks(REPORT_CHUNK_REPLICAS) {
+            let mut st = self.state.lock();
+            let n = st.node(&page.uuid)?;
+            for b in chunk {
+                st.remove_replica(n, *b);
+            }
+        }
+        self.bump();
+        Ok(())
+    }
+
+    /// Blocks received, being received, or deleted on a node since its last report.
+    pub fn incremental(&self, msg: &IncrementalReportMsg) -> Result<(), FsError> {
+        let mut st = self.state.lock();
+        let n = st.node(&msg.uuid)?;
+        for (list, state) in [
+            (&msg.report.received, ReplicaState::Finalized),
+            (&msg.report.receiving, ReplicaState::Rbw),
+        ] {
+            for b in list {
+                let r = Replica {
+                    node: n,
+                    state,
+                    gen_stamp: b.gen_stamp,
+                    num_bytes: b.num_bytes,
+                    reported_bad: false,
+                };
+                st.add_replica(n, *b, r);
+            }
+        }
+        for b in &msg.report.deleted {
+            st.remove_replica(n, b.id);
+            st.nodes[n as usize].invalidate.retain(|x| x.id != b.id);
+        }
+        drop(st);
+        self.bump();
+        Ok(())
+    }
+
+    /// Readers or DataNodes found these replicas corrupt.
+    pub fn report_bad(&self, replicas: &[(Block, String)]) {
+        let mut st = self.state.lock();
+        for (b, uuid) in replicas {
+            let Some(&n) = st.by_uuid.get(uuid) else { continue };
+            if let Some(e) = st.blocks.get_mut(&b.id) {
+                if let Some(r) = e.replicas.iter_mut().find(|r| r.node == n) {
+                    tracing::warn!(block = %b, node = %uuid, "replica reported corrupt");
+                    r.reported_bad = true;
+                }
+                st.reevaluate(b.id);
+            }
+        }
+    }
+
+    /// Whether `block` (as a writer committed it) has its minimum replicas.
+    pub fn has_min_replicas(&self, block: &Block) -> bool {
+        let st = self.state.lock();
+        let Some(e) = st.blocks.get(&block.id) else {
+            return false;
+        };
+        e.replicas
+            .iter()
+            .filter(|r| {
+                r.state == ReplicaState::Finalized
+                    && r.gen_stamp == block.gen_stamp
+                    && r.num_bytes == block.num_bytes
+                    && !r.reported_bad
+                    && !st.nodes[r.node as usize].dead
+            })
+            .count()
+            >= MIN_REPLICATION
+    }
+
+    /// Wait up to `timeout` for `block` to reach its minimum replicas.
+    pub async fn wait_min_replicas(&self, block: &Block, timeout: Duration) -> bool {
+        let mut rx = self.reports.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if self.has_min_replicas(block) {
+                return true;
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => {}
+                _ => return self.has_min_replicas(block),
+            }
+        }
+    }
+
+    /// Fill in replica locations for a reader: good replicas, those on the
+    /// reader's host first, then live nodes in random order, decommissioning
+    /// ones last; only if every replica is corrupt, the corrupt ones.
+    pub fn locate(&self, located: &mut LocatedBlocks, client_host: &str) {
+        use rand::seq::SliceRandom;
+        let st = self.state.lock();
+        for lb in &mut located.blocks {
+            let Some(e) = st.blocks.get(&lb.block.id) else { continue };
+            let mut good: Vec<&Replica> = e
+                .replicas
+                .iter()
+                .filter(|r| e.classify(r) != Class::Corrupt && !st.nodes[r.node as usize].dead)
+                .collect();
+            good.shuffle(&mut rand::thread_rng());
+            good.sort_by_key(|r| {
+                let n = &st.nodes[r.node as usize];
+                (n.id.hostname != client_host, n.admin != AdminState::Normal)
+            });
+            if good.is_empty() {
+                let corrupt: Vec<&Replica> = e.replicas.iter().filter(|r| !st.nodes[r.node as usize].dead).collect();
+                lb.corrupt = !corrupt.is_empty();
+                lb.locations = corrupt.iter().map(|r| st.nodes[r.node as usize].id.clone()).collect();
+            } else {
+                lb.locations = good.iter().map(|r| st.nodes[r.node as usize].id.clone()).collect();
+            }
+        }
+    }
+
+    /// Live nodes holding a replica of block `id` with its stamp or newer
+    /// (the candidates of a block recovery).
+    pub fn replica_nodes(&self, id: u64) -> Vec<DatanodeId> {
+        let st = self.state.lock();
+        let Some(e) = st.blocks.get(&id) else {
+            return Vec::new();
+        };
+        e.replicas
+            .iter()
+            .filter(|r| !r.reported_bad && r.gen_stamp >= e.gen_stamp && !st.nodes[r.node as usize].dead)
+            .map(|r| st.nodes[r.node as usize].id.clone())
+            .collect()
+    }
+
+    /// Ask the first of `replicas` (the primary) to recover `block` of file `inode`.
+    pub fn queue_recovery(&self, inode: u64, block: Block, recovery_id: u64, replicas: Vec<DatanodeId>) {
+        let mut st = self.state.lock();
+        let Some(primary) = replicas.first().and_then(|p| st.by_uuid.get(&p.uuid).copied()) else {
+            return;
+        };
+        let node = &mut st.nodes[primary as usize];
+        node.recoveries
+            .retain(|c| !matches!(c, DatanodeCommand::Recover { block: b, .. } if b.id == block.id));
+        node.recoveries.push(DatanodeCommand::Recover {
+            inode,
+            block,
+            new_gen_stamp: recovery_id,
+            replicas,
+        });
+    }
+
+    pub fn in_safemode(&self) -> bool {
+        self.state.lock().safemode.is_on()
+    }
+
+    pub fn safemode_status(&self) -> SafeModeStatus {
+        let st = self.state.lock();
+        st.safemode.status(st.safe_complete, st.total_complete)
+    }
+
+    pub fn safemode_enter(&self) {
+        self.state.lock().safemode.enter();
+    }
+
+    pub fn safemode_leave(&self) {
+        self.state.lock().safemode.leave();
+    }
+
+    /// Every registered DataNode, as `dfsadmin -report` shows them.
+    pub fn datanode_report(&self, now: Instant) -> Vec<DatanodeInfo> {
+        let st = self.state.lock();
+        st.nodes
+            .iter()
+            .map(|n| DatanodeInfo {
+                id: n.id.clone(),
+                capacity_bytes: n.stats.capacity_bytes,
+                dfs_used_bytes: n.stats.dfs_used_bytes,
+                block_pool_used_bytes: n.stats.block_pool_used_bytes,
+                remaining_bytes: n.stats.remaining_bytes,
+                xceivers: n.stats.xceivers,
+                failed_volumes: n.stats.failed_volumes,
+                last_heartbeat_ago_ms: now.saturating_duration_since(n.last_heartbeat).as_millis() as u64,
+                live: !n.dead,
+                admin_state: n.admin,
+                blocks: n.blocks.len() as u64,
+            })
+            .collect()
+    }
+
+    /// Replicas of block `id`, for fsck.
+    pub fn block_status(&self, id: u64) -> BlockStatus {
+        let st = self.state.lock();
+        let Some(e) = st.blocks.get(&id) else {
+            return BlockStatus::default();
+        };
+        let mut s = BlockStatus {
+            live: st.live_good(e),
+            ..BlockStatus::default()
+        };
+        for r in &e.replicas {
+            match e.classify(r) {
+                Class::Corrupt => s.corrupt.push(st.view(r, Class::Corrupt)),
+                c => {
+                    if !st.nodes[r.node as usize].dead {
+                        s.good.push(st.view(r, c))
+                    }
+                }
+            }
+        }
+        s
+    }
+
+    /// Complete blocks and the ones with no readable replica (fsck, metrics).
+    pub fn counts(&self) -> (u64, u64) {
+        let st = self.state.lock();
+        let missing = st.total_complete - st.safe_complete;
+        (st.total_complete, missing)
+    }
+
+    /// Ids of every block this member tracks.
+    pub fn known_blocks(&self) -> Vec<u64> {
+        self.state.lock().blocks.keys().copied().collect()
+    }
+
+    /// Whether a registered DataNode has `key` as uuid, address or host name.
+    pub fn node_known(&self, key: &str) -> bool {
+        self.state.lock().nodes.iter().any(|n| n.matches(key))
+    }
+}

@@ -1,0 +1,354 @@
+//! The replicated half of the data path at the namespace level, against
+//! both stores: which blocks make up a file, their stamps and lengths, the
+//! derived block and lease tables, leases' soft limit, lease recovery, and
+//! space quota charges of blocks being written.
+
+use raftfs_metaserver::namespace::data::RECOVERY_HOLDER;
+use raftfs_metaserver::namespace::{Engine, FormatInfo, DEFAULT_SUPERGROUP, FIRST_BLOCK_ID, FIRST_GEN_STAMP};
+use raftfs_metaserver::store::{BlockRecord, MemStore, RocksStore, RocksStoreOptions, Store};
+use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
+
+const MB: u64 = 1 << 20;
+
+struct T<S: Store> {
+    e: Engine<S>,
+    t: i64,
+    call: u64,
+}
+
+fn ctx(client: &str, call: u64) -> CallCtx {
+    CallCtx {
+        client_id: client.into(),
+        call_id: call,
+        user: "hdfs".into(),
+        groups: vec![],
+    }
+}
+
+impl<S: Store> T<S> {
+    fn new(store: S) -> T<S> {
+        let info = FormatInfo {
+            cluster_id: "CID".into(),
+            namespace_id: 1,
+            block_pool_id: "BP".into(),
+            nameservice: "ns1".into(),
+            superuser: "hdfs".into(),
+            supergroup: DEFAULT_SUPERGROUP.into(),
+            time_ms: 1_000,
+        };
+        T {
+            e: Engine::open(store, &info).unwrap(),
+            t: 1_000,
+            call: 0,
+        }
+    }
+
+    fn run(&mut self, client: &str, op: Op) -> Result<OpResult, FsError> {
+        self.t += 1000;
+        self.call += 1;
+        self.e.execute(&ctx(client, self.call), &op, self.t)
+    }
+
+    fn create(&mut self, client: &str, path: &str) {
+        let op = Op::Create {
+            path: path.into(),
+            permission: Permission(0o644),
+            overwrite: false,
+            create_parent: true,
+            replication: 3,
+            block_size: MB,
+        };
+        self.run(client, op).unwrap();
+    }
+
+    fn add_block(&mut self, client: &str, path: &str, previous: Option<Block>) -> Result<Block, FsError> {
+        match self.run(
+            client,
+            Op::AddBlock {
+                path: path.into(),
+                previous,
+                excluded: vec![],
+            },
+        )? {
+            OpResult::Located(lb) => Ok(lb.block),
+            other => panic!("addBlock answered {other:?}"),
+        }
+    }
+
+    fn status(&mut self, path: &str) -> raftfs_proto::FileStatus {
+        match self.run("reader", Op::GetFileInfo { path: path.into() }).unwrap() {
+            OpResult::Status(Some(s)) => s,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn block_row(&self, id: u64) -> Option<BlockRecord> {
+        self.e.store().block(id).unwrap()
+    }
+}
+
+fn with_len(b: Block, n: u64) -> Block {
+    Block { num_bytes: n, ..b }
+}
+
+fn lifecycle<S: Store>(mut t: T<S>) {
+    t.create("c1", "/f");
+    let lease = t.e.store().lease("c1").unwrap().expect("creating a file takes a lease");
+    assert_eq!(lease.open_files, 1);
+    assert_eq!(t.e.store().lease_files("c1", 10).unwrap().len(), 1);
+
+    let b1 = t.add_block("c1", "/f", None).unwrap();
+    assert_eq!(
+        (b1.id, b1.gen_stamp, b1.num_bytes),
+        (FIRST_BLOCK_ID, FIRST_GEN_STAMP, 0)
+    );
+    let row = t.block_row(b1.id).expect("block row");
+    assert!(row.under_construction && row.replication == 3);
+    // Only the holder may add blocks; the previous block must be the last one.
+    let e = t.add_block("c2", "/f", Some(b1)).unwrap_err();
+    assert!(matches!(e, FsError::LeaseExpired(_)), "{e:?}");
+    let e = t.add_block("c1", "/f", None).unwrap_err();
+    assert!(matches!(e, FsError::InvalidArgument(_)), "{e:?}");
+    let b2 = t.add_block("c1", "/f", Some(with_len(b1, MB))).unwrap();
+    assert_eq!(b2.id, b1.id + 1);
+    let row1 = t.block_row(b1.id).unwrap();
+    assert!(!row1.under_construction && row1.num_bytes == MB, "{row1:?}");
+
+    // Pipeline recovery: a new stamp, then the block takes it.
+    let nb = match t
+        .run(
+            "c1",
+            Op::UpdateBlockForPipeline {
+                path: "/f".into(),
+                block: b2,
+            },
+        )
+        .unwrap()
+    {
+        OpResult::Located(lb) => lb.block,
+        other => panic!("{other:?}"),
+    };
+    assert!(nb.gen_stamp > b2.gen_stamp);
+    let bad = Block {
+        gen_stamp: nb.gen_stamp + 100,
+        ..nb
+    };
+    let e = t
+        .run(
+            "c1",
+            Op::UpdatePipeline {
+                path: "/f".into(),
+                old: b2,
+                new: bad,
+                nodes: vec![],
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(e, FsError::InvalidArgument(_)), "an unallocated stamp: {e:?}");
+    t.run(
+        "c1",
+        Op::UpdatePipeline {
+            path: "/f".into(),
+            old: b2,
+            new: with_len(nb, 10),
+            nodes: vec![],
+        },
+    )
+    .unwrap();
+    assert_eq!(t.block_row(b2.id).unwrap().gen_stamp, nb.gen_stamp);
+
+    // complete commits the last length and drops the lease.
+    let r = t.run(
+        "c1",
+        Op::Complete {
+            path: "/f".into(),
+            last: Some(with_len(nb, 77)),
+        },
+    );
+    assert_eq!(r.unwrap(), OpResult::Bool(true));
+    let s = t.status("/f");
+    assert_eq!((s.length, s.under_construction), (MB + 77, false));
+    assert!(t.e.store().lease("c1").unwrap().is_none(), "no open file, no lease");
+    let lbs = match t
+        .run(
+            "reader",
+            Op::GetBlockLocations {
+                path: "/f".into(),
+                offset: MB,
+                length: 1,
+            },
+        )
+        .unwrap()
+    {
+        OpResult::Blocks(l) => l,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(lbs.blocks.len(), 1, "only the block holding the range");
+    assert_eq!((lbs.blocks[0].offset, lbs.file_length), (MB, MB + 77));
+
+    // Append reopens the partial last block for another client.
+    let last = match t.run("c2", Op::Append { path: "/f".into() }).unwrap() {
+        OpResult::Appended { last, .. } => last.expect("a partial last block"),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((last.block.id, last.offset), (b2.id, MB));
+    assert!(t.block_row(b2.id).unwrap().under_construction);
+    assert_eq!(t.e.store().lease("c2").unwrap().unwrap().open_files, 1);
+
+    // Another client within the soft limit: refused; the lease is recovered by recoverLease.
+    let e = t.run("c3", Op::Append { path: "/f".into() }).unwrap_err();
+    assert!(matches!(e, FsError::AlreadyBeingCreated(_)), "{e:?}");
+    let started = t.run("c3", Op::RecoverLease { path: "/f".into() }).unwrap();
+    let OpResult::RecoveryStarted {
+        inode,
+        block,
+        recovery_id,
+    } = started
+    else {
+        panic!("{started:?}")
+    };
+    assert_eq!(block.id, b2.id);
+    assert_eq!(t.e.store().lease(RECOVERY_HOLDER).unwrap().unwrap().open_files, 1);
+    assert!(t.e.store().lease("c2").unwrap().is_none());
+    let e = t.run("c3", Op::Append { path: "/f".into() }).unwrap_err();
+    assert!(matches!(e, FsError::RecoveryInProgress(_)), "{e:?}");
+    let sync = Op::CommitBlockSynchronization {
+        path_inode: inode,
+        block,
+        new_gen_stamp: recovery_id,
+        new_length: 70,
+        nodes: vec![],
+    };
+    t.run("hdfs-dn", sync).unwrap();
+    let s = t.status("/f");
+    assert_eq!((s.length, s.under_construction), (MB + 70, false));
+    assert_eq!(t.block_row(b2.id).unwrap().gen_stamp, recovery_id);
+    assert!(t.e.store().lease(RECOVERY_HOLDER).unwrap().is_none());
+
+    // Deleting a file deletes its block rows.
+    t.run(
+        "c1",
+        Op::Delete {
+            path: "/f".into(),
+            recursive: false,
+        },
+    )
+    .unwrap();
+    assert!(t.block_row(b1.id).is_none() && t.block_row(b2.id).is_none());
+}
+
+#[test]
+fn lifecycle_memory() {
+    lifecycle(T::new(MemStore::new()));
+}
+
+#[test]
+fn lifecycle_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    lifecycle(T::new(
+        RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
+    ));
+}
+
+fn soft_limit_and_quota<S: Store>(mut t: T<S>) {
+    // Past the soft limit, another client's create asks for a recovery.
+    t.create("c1", "/s");
+    t.add_block("c1", "/s", None).unwrap();
+    t.t += 61_000;
+    let op = Op::Create {
+        path: "/s".into(),
+        permission: Permission(0o644),
+        overwrite: true,
+        create_parent: true,
+        replication: 3,
+        block_size: MB,
+    };
+    let e = t.run("c2", op).unwrap_err();
+    assert!(matches!(e, FsError::RecoveryInProgress(_)), "{e:?}");
+    // A renewal keeps the lease for another soft limit.
+    t.run("c1", Op::RenewLease).unwrap();
+    let op = Op::Append { path: "/s".into() };
+    let e = t.run("c2", op).unwrap_err();
+    assert!(matches!(e, FsError::AlreadyBeingCreated(_)), "{e:?}");
+
+    // A block being written is charged whole; its commit charges its length.
+    t.run(
+        "hdfs",
+        Op::Mkdirs {
+            path: "/q".into(),
+            permission: Permission(0o755),
+            create_parent: true,
+        },
+    )
+    .unwrap();
+    t.run(
+        "hdfs",
+        Op::SetQuota {
+            path: "/q".into(),
+            namespace: QuotaSetting::Keep,
+            space: QuotaSetting::Set(3 * MB),
+        },
+    )
+    .unwrap();
+    t.create("c1", "/q/a");
+    let b = t.add_block("c1", "/q/a", None).unwrap();
+    t.create("c1", "/q/b");
+    let e = t.add_block("c1", "/q/b", None).unwrap_err();
+    assert!(matches!(e, FsError::DSQuotaExceeded(_)), "{e:?}");
+    t.run(
+        "c1",
+        Op::Complete {
+            path: "/q/a".into(),
+            last: Some(with_len(b, 10)),
+        },
+    )
+    .unwrap();
+    t.add_block("c1", "/q/b", None).expect("room again after the commit");
+    match t.run("x", Op::GetContentSummary { path: "/q".into() }).unwrap() {
+        OpResult::Summary(s) => assert_eq!((s.length, s.space_consumed), (10, 30 + 3 * MB)),
+        other => panic!("{other:?}"),
+    }
+    // Abandoning the block gives its charge back.
+    let lb = t.add_block("c1", "/q/b", None);
+    assert!(lb.is_err(), "the last block must be the previous one");
+    let b = match t
+        .run(
+            "reader",
+            Op::GetBlockLocations {
+                path: "/q/b".into(),
+                offset: 0,
+                length: u64::MAX,
+            },
+        )
+        .unwrap()
+    {
+        OpResult::Blocks(l) => l.blocks[0].block,
+        other => panic!("{other:?}"),
+    };
+    t.run(
+        "c1",
+        Op::AbandonBlock {
+            path: "/q/b".into(),
+            block: b,
+        },
+    )
+    .unwrap();
+    assert!(t.block_row(b.id).is_none());
+    match t.run("x", Op::GetContentSummary { path: "/q".into() }).unwrap() {
+        OpResult::Summary(s) => assert_eq!(s.space_consumed, 30),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn soft_limit_and_quota_memory() {
+    soft_limit_and_quota(T::new(MemStore::new()));
+}
+
+#[test]
+fn soft_limit_and_quota_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    soft_limit_and_quota(T::new(
+        RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
+    ));
+}

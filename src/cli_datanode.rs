@@ -1,0 +1,93 @@
+//! `raftfs datanode`: run one DataNode until SIGINT/SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+
+use raftfs_datanode::{Datanode, DatanodeConfig};
+
+#[derive(Args, Debug, Clone)]
+pub struct DatanodeArgs {
+    /// A data directory (repeat for several disks; each is a volume).
+    #[arg(long = "dir", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Address of the data transfer service (HDFS's default port is 9866).
+    #[arg(long, default_value = "127.0.0.1:9866")]
+    pub listen: SocketAddr,
+    /// HOST:PORT clients use to reach this node (default: --listen).
+    #[arg(long)]
+    pub advertise: Option<String>,
+    /// Host name reported to metaservers (default: the host of --advertise).
+    #[arg(long)]
+    pub hostname: Option<String>,
+    /// A nameservice to serve, as raftfs://host:port,... (repeat for each nameservice).
+    #[arg(long = "nameservice", required = true)]
+    pub nameservices: Vec<String>,
+    /// Heartbeat interval (HDFS dfs.heartbeat.interval, 3 s).
+    #[arg(long = "heartbeat-ms", default_value_t = 3_000)]
+    pub heartbeat_ms: u64,
+    /// Full block report interval (HDFS dfs.blockreport.intervalMsec, 6 h).
+    #[arg(long = "block-report-interval-ms", default_value_t = 21_600_000)]
+    pub block_report_interval_ms: u64,
+    /// Space kept free on every data directory (HDFS dfs.datanode.du.reserved).
+    #[arg(long = "reserved-mb", default_value_t = 0)]
+    pub reserved_mb: u64,
+    /// Timeout of one call to a metaserver.
+    #[arg(long = "rpc-timeout-ms", default_value_t = 10_000)]
+    pub rpc_timeout_ms: u64,
+    /// Check every replica's checksums this often (HDFS: 3 weeks); 0 = never.
+    #[arg(long = "scan-period-ms", default_value_t = 1_814_400_000)]
+    pub scan_period_ms: u64,
+}
+
+pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
+    let advertise = a.advertise.clone().unwrap_or_else(|| {
+        if a.listen.ip().is_unspecified() {
+            format!("127.0.0.1:{}", a.listen.port())
+        } else {
+            a.listen.to_string()
+        }
+    });
+    raftfs_proto::admin::check_member_addr(&advertise).map_err(anyhow::Error::msg)?;
+    let host = advertise
+        .rsplit_once(':')
+        .map(|(h, _)| h.to_string())
+        .unwrap_or_default();
+    let mut nameservices = Vec::new();
+    for ns in &a.nameservices {
+        let members = raftfs_client::uri::parse_fs(ns).map_err(|e| anyhow::anyhow!("--nameservice {ns}: {e}"))?;
+        nameservices.push(members);
+    }
+    if a.heartbeat_ms == 0 || a.block_report_interval_ms == 0 {
+        bail!("--heartbeat-ms and --block-report-interval-ms must be positive");
+    }
+    Ok(DatanodeConfig {
+        dirs: a.dirs.clone(),
+        listen: a.listen.to_string(),
+        advertise,
+        hostname: a.hostname.clone().unwrap_or(host),
+        nameservices,
+        heartbeat_ms: a.heartbeat_ms,
+        block_report_interval_ms: a.block_report_interval_ms,
+        reserved_bytes: a.reserved_mb.saturating_mul(1 << 20),
+        rpc_timeout_ms: a.rpc_timeout_ms,
+        scan_period_ms: a.scan_period_ms,
+    })
+}
+
+pub async fn run(a: DatanodeArgs) -> anyhow::Result<()> {
+    let cfg = config(&a)?;
+    let listener = tokio::net::TcpListener::bind(a.listen)
+        .await
+        .with_context(|| format!("listen on {}", a.listen))?;
+    let dn = Datanode::start(cfg.clone(), listener)
+        .await
+        .map_err(|e| anyhow::anyhow!("start DataNode: {e}"))?;
+    tracing::info!(listen = %cfg.listen, advertise = %cfg.advertise, nameservices = cfg.nameservices.len(), "DataNode serving");
+    crate::cli_metaserver::shutdown_signal().await;
+    tracing::info!("shutting down");
+    dn.shutdown();
+    Ok(())
+}

@@ -1,0 +1,436 @@
+//! `raftfs dfsadmin` (-report, -safemode, -decommission, -recommission) and
+//! `raftfs fsck`, as HDFS prints them.
+//!
+//! A cluster with several nameservices is named by
+//! `--nameservices "raftfs://a,b,c;raftfs://d,e,f"` (env
+//! `RAFTFS_NAMESERVICES`, which `raftfs dev` prints); a command then runs
+//! against every nameservice, and `-report` shows each DataNode's state in
+//! every block pool and for the node as a whole.
+
+use std::collections::BTreeMap;
+
+use chrono::{Local, TimeZone};
+
+use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_proto::admin::FsckReport;
+use raftfs_proto::{AdminOp, AdminResult, AdminState, DatanodeInfo, FsError, Op, SafeModeAction};
+
+pub const USAGE: &str = "Usage: raftfs dfsadmin [--nameservices \"raftfs://h:p,...;raftfs://h:p,...\"] [--user USER]
+\t[-report [-live] [-dead] [-decommissioning]]
+\t[-safemode <enter | leave | get | wait>]
+\t[-decommission <datanode uuid | host:port | host>]
+\t[-recommission <datanode uuid | host:port | host>]";
+
+pub const FSCK_USAGE: &str = "Usage: raftfs fsck [--nameservices ...] <path> [-files [-blocks [-locations]]]";
+
+/// Most files fsck asks for per call.
+const FSCK_PAGE_FILES: u32 = 10_000;
+
+/// One client per nameservice named by `spec` (`;`-separated raftfs:// lists).
+pub fn connect_all(spec: &str, user: Option<&str>) -> Result<Vec<(String, FileSystem)>, FsError> {
+    let mut out = Vec::new();
+    for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let fs = FileSystem::connect(part, Identity::resolve(user), ClientOptions::default())?;
+        out.push((part.to_string(), fs));
+    }
+    if out.is_empty() {
+        return Err(FsError::InvalidArgument(
+            "no nameservice given: pass --nameservices or --fs (or set RAFTFS_NAMESERVICES / RAFTFS_FS)".into(),
+        ));
+    }
+    Ok(out)
+}
+
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{n} ({v:.2} {})", UNITS[u])
+}
+
+fn pct(a: u64, b: u64) -> String {
+    if b == 0 {
+        "0.00%".into()
+    } else {
+        format!("{:.2}%", a as f64 * 100.0 / b as f64)
+    }
+}
+
+/// The state of a node across its block pools (HDFS Federation: a node is
+/// decommissioned once every pool has drained it).
+fn overall(states: &[AdminState]) -> &'static str {
+    if states.iter().all(|s| *s == AdminState::Decommissioned) {
+        "Decommissioned"
+    } else if states.iter().all(|s| *s == AdminState::Normal) {
+        "Normal"
+    } else if states.contains(&AdminState::Normal) {
+        "Decommission partially started"
+    } else {
+        "Decommission in progress"
+    }
+}
+
+async fn report(all: &[(String, FileSystem)], filter: &[&str]) -> Result<(), FsError> {
+    // uuid → (its freshest info, (nameservice, state, pool bytes) per pool)
+    type PerPool = Vec<(String, AdminState, u64)>;
+    let mut nodes: BTreeMap<String, (DatanodeInfo, PerPool)> = BTreeMap::new();
+    for (name, fs) in all {
+        let infos = match fs.admin(AdminOp::DatanodeReport).await? {
+            AdminResult::Datanodes(d) => d,
+            other => return Err(FsError::Internal(format!("report answered {other:?}"))),
+        };
+        for i in infos {
+            let e = nodes
+                .entry(i.id.uuid.clone())
+                .or_insert_with(|| (i.clone(), Vec::new()));
+            e.1.push((name.clone(), i.admin_state, i.block_pool_used_bytes));
+            if i.live && i.last_heartbeat_ago_ms < e.0.last_heartbeat_ago_ms {
+                e.0 = DatanodeInfo {
+                    admin_state: e.0.admin_state,
+                    ..i
+                };
+            }
+        }
+    }
+    let live: Vec<_> = nodes.values().filter(|(i, _)| i.live).collect();
+    let dead: Vec<_> = nodes.values().filter(|(i, _)| !i.live).collect();
+    let cap: u64 = live.iter().map(|(i, _)| i.capacity_bytes).sum();
+    let used: u64 = live.iter().map(|(i, _)| i.dfs_used_bytes).sum();
+    let rem: u64 = live.iter().map(|(i, _)| i.remaining_bytes).sum();
+    println!("Configured Capacity: {}", bytes(cap));
+    println!("Present Capacity: {}", bytes(used + rem));
+    println!("DFS Remaining: {}", bytes(rem));
+    println!("DFS Used: {}", bytes(used));
+    println!("DFS Used%: {}", pct(used, used + rem));
+    println!();
+    println!("-------------------------------------------------");
+    let show = |kind: &str| filter.is_empty() || filter.contains(&kind);
+    for (title, list, kind) in [("Live", &live, "-live"), ("Dead", &dead, "-dead")] {
+        if !(show(kind) || kind == "-live" && show("-decommissioning")) {
+            continue;
+        }
+        let list: Vec<_> = list
+            .iter()
+            .filter(|(_, pools)| {
+                !filter.contains(&"-decommissioning") || pools.iter().any(|p| p.1 == AdminState::DecommissionInProgress)
+            })
+            .collect();
+        println!("{title} datanodes ({}):", list.len());
+        println!();
+        for (i, pools) in list {
+            let states: Vec<AdminState> = pools.iter().map(|p| p.1).collect();
+            println!("Name: {} ({})", i.id.addr, i.id.hostname);
+            println!("Hostname: {}", i.id.hostname);
+            println!("Decommission Status : {}", overall(&states));
+            println!("Configured Capacity: {}", bytes(i.capacity_bytes));
+            println!("DFS Used: {}", bytes(i.dfs_used_bytes));
+            println!("DFS Remaining: {}", bytes(i.remaining_bytes));
+            println!("DFS Used%: {}", pct(i.dfs_used_bytes, i.capacity_bytes));
+            println!("Xceivers: {}", i.xceivers);
+            println!("Volume Failures: {}", i.failed_volumes);
+            let last = chrono::Utc::now().timestamp_millis() - i.last_heartbeat_ago_ms as i64;
+            if let chrono::LocalResult::Single(t) = Local.timestamp_millis_opt(last) {
+                println!("Last contact: {}", t.format("%a %b %d %H:%M:%S %Z %Y"));
+            }
+            for (ns, state, bp_used) in pools {
+                println!(
+                    "Block Pool {ns}: Used {} ; Decommission Status : {}",
+                    bytes(*bp_used),
+                    state.describe()
+                );
+            }
+            println!();
+        }
+    }
+    Ok(())
+}
+
+pub async fn run(spec: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
+    let usage = || {
+        eprintln!("{USAGE}");
+        255
+    };
+    let Some(spec) = spec else {
+        eprintln!("dfsadmin: pass --nameservices (or --fs), or set RAFTFS_NAMESERVICES / RAFTFS_FS");
+        return 255;
+    };
+    let all = match connect_all(&spec, user.as_deref()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("dfsadmin: {e}");
+            return 255;
+        }
+    };
+    let r: Result<(), FsError> = match args.first().map(String::as_str) {
+        Some("-report") => {
+            let rest: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+            if rest.iter().any(|a| !["-live", "-dead", "-decommissioning"].contains(a)) {
+                return usage();
+            }
+            report(&all, &rest).await
+        }
+        Some("-safemode") => {
+            let action = match args.get(1).map(String::as_str) {
+                Some("get") | Some("wait") => SafeModeAction::Get,
+                Some("enter") => SafeModeAction::Enter,
+                Some("leave") => SafeModeAction::Leave,
+                _ => return usage(),
+            };
+            let wait = args.get(1).is_some_and(|a| a == "wait");
+            let mut res = Ok(());
+            for (name, fs) in &all {
+                loop {
+                    match fs.admin(AdminOp::SafeMode(action)).await {
+                        Ok(AdminResult::SafeMode(s)) if wait && s.on => {
+                            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                        }
+                        Ok(AdminResult::SafeMode(s)) => {
+                            let state = if s.on { "ON" } else { "OFF" };
+                            if all.len() > 1 {
+                                println!("Safe mode is {state} in {name}");
+                            } else {
+                                println!("Safe mode is {state}");
+                            }
+                            break;
+                        }
+                        Ok(other) => {
+                            res = Err(FsError::Internal(format!("safemode answered {other:?}")));
+                            break;
+                        }
+                        Err(e) => {
+                            res = Err(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            res
+        }
+        Some(cmd @ ("-decommission" | "-recommission")) => {
+            let Some(node) = args.get(1).filter(|_| args.len() == 2) else {
+                return usage();
+            };
+            let on = cmd == "-decommission";
+            let mut res = Ok(());
+            for (name, fs) in &all {
+                let op = Op::SetDatanodeAdmin {
+                    node: node.clone(),
+                    decommission: on,
+                };
+                match fs.call(op).await {
+                    Ok(_) => println!(
+                        "{} {node} in {name}",
+                        if on { "Decommissioning" } else { "Recommissioned" }
+                    ),
+                    Err(e) => res = Err(e),
+                }
+            }
+            res
+        }
+        _ => return usage(),
+    };
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("dfsadmin: {}: {e}", e.exception_name());
+            1
+        }
+    }
+}
+
+/// Print one fsck page; returns (files, bytes, blocks, under, missing, corrupt blocks, corrupt replicas, repl sum).
+fn print_fsck(r: &FsckReport, files: bool, blocks: bool, locations: bool, t: &mut [u64; 8]) {
+    for f in &r.files {
+        if f.is_dir {
+            if files {
+                println!("{} <dir>", f.path);
+            }
+            continue;
+        }
+        t[0] += 1;
+        t[1] += f.length;
+        let mut issues = Vec::new();
+        for b in &f.blocks {
+            t[2] += 1;
+            t[7] += b.live as u64;
+            let corrupt = b.replicas.iter().filter(|x| x.state == "CORRUPT").count() as u64;
+            t[6] += corrupt;
+            if f.under_construction && std::ptr::eq(b, f.blocks.last().expect("non-empty")) {
+                continue;
+            }
+            if b.live == 0 && b.replicas.iter().all(|x| x.state == "CORRUPT") && corrupt > 0 {
+                t[5] += 1;
+                issues.push(format!(
+                    "{}: CORRUPT blockpool {} block blk_{}",
+                    f.path, r.block_pool_id, b.block.id
+                ));
+            } else if b.live == 0 && b.replicas.is_empty() {
+                t[4] += 1;
+                issues.push(format!(
+                    "{}: MISSING block {}:{} len={}",
+                    f.path, r.block_pool_id, b.block, b.block.num_bytes
+                ));
+            } else if (b.live as u64) < f.replication as u64 {
+                t[3] += 1;
+                issues.push(format!(
+                    "{}: Under replicated {}:{}. Target Replicas is {} but found {} live replica(s).",
+                    f.path, r.block_pool_id, b.block, f.replication, b.live
+                ));
+            }
+            for x in b.replicas.iter().filter(|x| x.state == "CORRUPT") {
+                issues.push(format!(
+                    "{}: replica of {}:{} on {} is CORRUPT",
+                    f.path, r.block_pool_id, b.block, x.node.addr
+                ));
+            }
+        }
+        if files {
+            let status = if issues.is_empty() { " OK" } else { "" };
+            let uc = if f.under_construction { " OPENFORWRITE:" } else { "" };
+            println!(
+                "{} {} bytes, replicated: replication={}, {} block(s):{uc}{status}",
+                f.path,
+                f.length,
+                f.replication,
+                f.blocks.len()
+            );
+        }
+        for i in &issues {
+            println!("{i}");
+        }
+        if blocks {
+            for (k, b) in f.blocks.iter().enumerate() {
+                let mut line = format!(
+                    "{k}. {}:{} len={} Live_repl={}",
+                    r.block_pool_id, b.block, b.block.num_bytes, b.live
+                );
+                if locations {
+                    let locs: Vec<String> = b
+                        .replicas
+                        .iter()
+                        .map(|x| format!("DatanodeInfoWithStorage[{},{},{}]", x.node.addr, x.node.uuid, x.state))
+                        .collect();
+                    line.push_str(&format!(" [{}]", locs.join(", ")));
+                }
+                println!("{line}");
+            }
+            if !f.blocks.is_empty() {
+                println!();
+            }
+        }
+    }
+}
+
+pub async fn fsck(spec: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
+    let Some(path) = args.iter().find(|a| !a.starts_with('-')).cloned() else {
+        eprintln!("{FSCK_USAGE}");
+        return 255;
+    };
+    if let Some(bad) = args
+        .iter()
+        .find(|a| a.starts_with('-') && !["-files", "-blocks", "-locations", "-racks"].contains(&a.as_str()))
+    {
+        eprintln!("fsck: Illegal option {bad}\n{FSCK_USAGE}");
+        return 255;
+    }
+    let (files, blocks, locations) = (
+        args.iter().any(|a| a == "-files"),
+        args.iter().any(|a| a == "-blocks"),
+        args.iter().any(|a| a == "-locations"),
+    );
+    let Some(spec) = spec else {
+        eprintln!("fsck: pass --nameservices (or --fs), or set RAFTFS_NAMESERVICES / RAFTFS_FS");
+        return 255;
+    };
+    let all = match connect_all(&spec, user.as_deref()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("fsck: {e}");
+            return 255;
+        }
+    };
+    let start = std::time::Instant::now();
+    let who = Identity::resolve(user.as_deref()).user;
+    let mut t = [0u64; 8];
+    let mut live_nodes = 0usize;
+    let mut default_repl = 0u16;
+    for (name, fs) in &all {
+        println!("Connecting to nameservice via {name}");
+        println!(
+            "FSCK started by {who} for path {path} at {}",
+            Local::now().format("%a %b %d %H:%M:%S %Z %Y")
+        );
+        if let Ok(AdminResult::Datanodes(d)) = fs.admin(AdminOp::DatanodeReport).await {
+            live_nodes = live_nodes.max(d.iter().filter(|n| n.live).count());
+        }
+        let mut after = String::new();
+        loop {
+            let op = AdminOp::Fsck {
+                path: path.clone(),
+                start_after: after.clone(),
+                limit: FSCK_PAGE_FILES,
+            };
+            match fs.admin(op).await {
+                Ok(AdminResult::Fsck(r)) => {
+                    print_fsck(&r, files, blocks, locations, &mut t);
+                    default_repl = default_repl.max(r.files.iter().map(|f| f.replication).max().unwrap_or(0));
+                    match (r.more, r.files.last()) {
+                        (true, Some(last)) => after = last.path.clone(),
+                        _ => break,
+                    }
+                }
+                Ok(other) => {
+                    eprintln!("fsck: unexpected answer {other:?}");
+                    return 1;
+                }
+                Err(e) => {
+                    eprintln!("fsck: {}: {e}", e.exception_name());
+                    return 1;
+                }
+            }
+        }
+    }
+    let healthy = t[4] == 0 && t[5] == 0;
+    let status = if healthy { "HEALTHY" } else { "CORRUPT" };
+    let share = |n: u64| pct(n, t[2]).replace('%', " %");
+    println!();
+    println!("Status: {status}");
+    println!(" Number of data-nodes:\t{live_nodes}");
+    println!(" Total size:\t{} B", t[1]);
+    println!(" Total files:\t{}", t[0]);
+    println!(
+        " Total blocks (validated):\t{} (avg. block size {} B)",
+        t[2],
+        t[1].checked_div(t[2]).unwrap_or(0)
+    );
+    println!(
+        " Minimally replicated blocks:\t{} ({})",
+        t[2] - t[4] - t[5],
+        share(t[2] - t[4] - t[5])
+    );
+    println!(" Under-replicated blocks:\t{} ({})", t[3], share(t[3]));
+    println!(" Default replication factor:\t{default_repl}");
+    println!(
+        " Average block replication:\t{:.1}",
+        if t[2] == 0 { 0.0 } else { t[7] as f64 / t[2] as f64 }
+    );
+    println!(" Missing blocks:\t\t{}", t[4]);
+    println!(" Corrupt blocks:\t\t{}", t[5]);
+    println!(" Corrupt replicas:\t\t{}", t[6]);
+    println!(
+        "FSCK ended at {} in {} milliseconds",
+        Local::now().format("%a %b %d %H:%M:%S %Z %Y"),
+        start.elapsed().as_millis()
+    );
+    println!();
+    println!("The filesystem under path '{path}' is {status}");
+    if healthy {
+        0
+    } else {
+        1
+    }
+}
