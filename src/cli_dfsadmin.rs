@@ -137,11 +137,7 @@ async fn report(all: &[(String, FileSystem)], filter: &[&str]) -> Result<(), FsE
                 println!("Last contact: {}", t.format("%a %b %d %H:%M:%S %Z %Y"));
             }
             for (ns, state, bp_used) in pools {
-                println!(
-                    "Block Pool {ns}: Used {} ; Decommission Status : {}",
-                    bytes(*bp_used),
-                    state.describe()
-                );
+                println!("Block pool of {ns}: Used {}, {}", bytes(*bp_used), state.describe());
             }
             println!();
         }

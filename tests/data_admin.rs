@@ -28,7 +28,7 @@ async fn dfs_data_commands() {
     c.start_datanodes(3, &[]);
     c.wait_datanodes(3).await;
     let tmp = tempfile::tempdir().unwrap();
-    let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let data: Vec<u8> = (0..3_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
     let src = local(tmp.path(), "in.bin", &data);
 
     assert_eq!(c.dfs("hdfs", &["-mkdir", "-p", "/d"]).0, 0);

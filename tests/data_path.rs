@@ -294,4 +294,7 @@ async fn a_lost_datanode_is_re_replicated_and_a_pipeline_survives_one() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert!(read(&fs, "/big").await == data);
+    if std::env::var_os("SHOW_LOGS").is_some() {
+        eprintln!("{}", c.logs());
+    }
 }

@@ -286,7 +286,7 @@ fn soft_limit_and_quota<S: Store>(mut t: T<S>) {
         Op::SetQuota {
             path: "/q".into(),
             namespace: QuotaSetting::Keep,
-            space: QuotaSetting::Set(3 * MB),
+            space: QuotaSetting::Set(4 * MB),
         },
     )
     .unwrap();

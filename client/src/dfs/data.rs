@@ -210,21 +210,23 @@ impl Shell<'_> {
             } else {
                 std::path::PathBuf::from(dst)
             };
-            if !force && target.exists() {
-                self.fail_msg(format!("`{}': File exists", target.display()));
-                continue;
-            }
-            if let Err(e) = self.get_one(src, &target).await {
-                self.fail(src, &e);
+            if let Err(e) = self.get_one(src, &target, force).await {
+                match e {
+                    FsError::FileAlreadyExists(m) => self.fail_msg(m),
+                    e => self.fail(src, &e),
+                }
             }
         }
         Ok(())
     }
 
-    async fn get_one(&mut self, src: &str, target: &std::path::Path) -> Result<(), FsError> {
+    async fn get_one(&mut self, src: &str, target: &std::path::Path, force: bool) -> Result<(), FsError> {
         let status = self.fs.get_file_status(src).await?;
         if status.is_dir() {
             return Err(FsError::InvalidArgument(format!("`{src}': Is a directory")));
+        }
+        if !force && target.exists() {
+            return Err(FsError::FileAlreadyExists(format!("`{}': File exists", target.display())));
         }
         let mut r = self.fs.open(src).await?;
         let tmp = std::path::PathBuf::from(format!("{}{COPYING_SUFFIX}", target.display()));
