@@ -14,6 +14,9 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// How long exiting waits for the async runtime's tasks to stop.
+const RUNTIME_SHUTDOWN_TIMEOUT_SECS: u64 = 5;
+
 #[derive(Parser)]
 #[command(
     name = "raftfs",
@@ -167,6 +170,10 @@ fn main() {
             Cmd::Bench(b) => report(raftfs_bench::run(b).await),
         }
     });
+    // Drop every task (and with them open RocksDB handles) before the
+    // process exits: a database still open while exit runs RocksDB's static
+    // destructors can abort ("pthread lock: Invalid argument").
+    rt.shutdown_timeout(std::time::Duration::from_secs(RUNTIME_SHUTDOWN_TIMEOUT_SECS));
     std::process::exit(code);
 }
 

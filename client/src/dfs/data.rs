@@ -226,7 +226,10 @@ impl Shell<'_> {
             return Err(FsError::InvalidArgument(format!("`{src}': Is a directory")));
         }
         if !force && target.exists() {
-            return Err(FsError::FileAlreadyExists(format!("`{}': File exists", target.display())));
+            return Err(FsError::FileAlreadyExists(format!(
+                "`{}': File exists",
+                target.display()
+            )));
         }
         let mut r = self.fs.open(src).await?;
         let tmp = std::path::PathBuf::from(format!("{}{COPYING_SUFFIX}", target.display()));

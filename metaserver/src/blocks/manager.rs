@@ -526,13 +526,25 @@ impl BlockManager {
             }
             node.report.take().expect("present").1
         };
+        // A node's first report (the usual case at start) replaces nothing.
+        let first = {
+            let mut st = self.state.lock();
+            let n = st.node(&page.uuid)?;
+            let node = &mut st.nodes[n as usize];
+            node.blocks.reserve(replicas.len().saturating_sub(node.blocks.len()));
+            node.blocks.is_empty()
+        };
         let mut reported = FxHashSet::default();
-        reported.reserve(replicas.len());
+        if !first {
+            reported.reserve(replicas.len());
+        }
         for chunk in replicas.chunks(REPORT_CHUNK_REPLICAS) {
             let mut st = self.state.lock();
             let n = st.node(&page.uuid)?;
             for rr in chunk {
-                reported.insert(rr.block.id);
+                if !first {
+                    reported.insert(rr.block.id);
+                }
                 let r = Replica {
                     node: n,
                     state: rr.state,
@@ -543,7 +555,9 @@ impl BlockManager {
                 st.add_replica(n, rr.block, r);
             }
         }
-        let gone: Vec<u64> = {
+        let gone: Vec<u64> = if first {
+            Vec::new()
+        } else {
             let st = self.state.lock();
             let n = st.node(&page.uuid)?;
             st.nodes[n as usize]
