@@ -40,6 +40,9 @@ pub struct DatanodeArgs {
     /// Check every replica's checksums this often (HDFS: 3 weeks); 0 = never.
     #[arg(long = "scan-period-ms", default_value_t = 1_814_400_000)]
     pub scan_period_ms: u64,
+    /// Unix socket for short-circuit reads by clients on this host (HDFS dfs.domain.socket.path).
+    #[arg(long = "domain-socket")]
+    pub domain_socket: Option<PathBuf>,
 }
 
 pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
@@ -74,6 +77,7 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
         reserved_bytes: a.reserved_mb.saturating_mul(1 << 20),
         rpc_timeout_ms: a.rpc_timeout_ms,
         scan_period_ms: a.scan_period_ms,
+        domain_socket: a.domain_socket.clone(),
     })
 }
 

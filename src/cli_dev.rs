@@ -67,10 +67,10 @@ pub struct DevArgs {
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
     /// Extra arguments for every `raftfs metaserver` (e.g. "--datanode-dead-ms 10000").
-    #[arg(long = "metaserver-args", default_value = "")]
+    #[arg(long = "metaserver-args", default_value = "", allow_hyphen_values = true)]
     pub metaserver_args: String,
     /// Extra arguments for every `raftfs datanode` (e.g. "--heartbeat-ms 500").
-    #[arg(long = "datanode-args", default_value = "")]
+    #[arg(long = "datanode-args", default_value = "", allow_hyphen_values = true)]
     pub datanode_args: String,
     /// Exit once the cluster serves, leaving the processes running (for scripts and tests).
     #[arg(long)]
@@ -280,6 +280,10 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(&data).with_context(|| format!("create {}", data.display()))?;
         let mut args: Vec<String> = vec!["datanode".into(), "--dir".into(), data.display().to_string()];
         args.extend(["--listen".into(), listen.clone()]);
+        let sock = dn_dir(&a.dir, j).join("dn.sock");
+        if sock.display().to_string().len() <= 107 {
+            args.extend(["--domain-socket".into(), sock.display().to_string()]);
+        }
         for u in &uris {
             args.extend(["--nameservice".into(), u.clone()]);
         }

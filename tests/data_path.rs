@@ -109,6 +109,23 @@ async fn data_written_is_data_read() {
         let end = (off + len).min(big.len() as u64) as usize;
         assert!(got == big[off as usize..end], "pread {off}+{len}");
     }
+    assert!(
+        r.short_circuit_bytes() > 0,
+        "replicas on this host are read short-circuit"
+    );
+    // Through the DataNodes, as a client on another host reads.
+    let remote = raftfs_client::FileSystem::connect(
+        &c.fs_uri(),
+        raftfs_client::Identity::new("hdfs", &["hdfs"]),
+        raftfs_client::ClientOptions {
+            short_circuit: false,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut rr = remote.open("/data/f11").await.unwrap();
+    assert!(rr.read_to_end().await.unwrap() == big);
+    assert_eq!(rr.short_circuit_bytes(), 0);
     let sum1 = fs.file_checksum("/data/f11").await.unwrap();
     assert_eq!(sum1.algorithm, "MD5-of-2048MD5-of-512CRC32C");
 

@@ -1,6 +1,7 @@
-//! `raftfs dev` as a user runs it: it prints the `--fs` value once serving,
-//! stops every member on Ctrl-C (SIGINT), and when run again on the same
-//! directory it restarts with the data intact.
+//! `raftfs dev` as a user runs it: two nameservices and two DataNodes; it
+//! prints each nameservice's `--fs` value once serving, every DataNode
+//! serves both block pools, it stops every process on Ctrl-C (SIGINT), and
+//! when run again on the same directory it restarts with the data intact.
 
 mod common;
 
@@ -8,9 +9,18 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, String) {
+fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, String, String) {
     let mut child = Command::new(common::BIN)
         .args(["dev", "--port-base", &port_base.to_string(), "--store", "rocksdb"])
+        .args([
+            "--nameservices",
+            "2",
+            "--datanodes",
+            "2",
+            "--metaserver-args",
+            "--safemode-extension-ms 0",
+        ])
+        .args(["--datanode-args", "--heartbeat-ms 200"])
         .arg("--dir")
         .arg(dir)
         .stdout(Stdio::piped())
@@ -18,22 +28,33 @@ fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, Str
         .spawn()
         .expect("start raftfs dev");
     let out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut fs = None;
+    let (mut fs1, mut fs2) = (None, None);
     for line in out.lines() {
         let line = line.expect("read dev output");
         if let Some(v) = line.trim().strip_prefix("ns1: --fs ") {
-            fs = Some(v.to_string());
+            fs1 = Some(v.to_string());
+        }
+        if let Some(v) = line.trim().strip_prefix("ns2: --fs ") {
+            fs2 = Some(v.to_string());
         }
         if line.starts_with("Press Ctrl-C") {
             break;
         }
     }
-    (child, fs.expect("raftfs dev printed no --fs line"))
+    (
+        child,
+        fs1.expect("raftfs dev printed no ns1 --fs line"),
+        fs2.expect("raftfs dev printed no ns2 --fs line"),
+    )
 }
 
+/// Pids of every member of both nameservices and of both DataNodes.
 fn pids(dir: &std::path::Path) -> Vec<i32> {
-    (1..=3)
-        .filter_map(|i| std::fs::read_to_string(dir.join(format!("ns1/m{i}.pid"))).ok())
+    let files = (1..=2)
+        .flat_map(|k| (1..=3).map(move |i| format!("ns{k}/m{i}.pid")))
+        .chain((1..=2).map(|j| format!("dn{j}.pid")));
+    files
+        .filter_map(|f| std::fs::read_to_string(dir.join(f)).ok())
         .filter_map(|p| p.trim().parse().ok())
         .collect()
 }
@@ -63,14 +84,30 @@ fn dfs(fs: &str, args: &[&str]) -> (i32, String) {
 fn dev_stops_on_ctrl_c_and_restarts_with_data() {
     let dir = tempfile::tempdir().unwrap();
     let port_base = common::free_ports(1)[0].saturating_sub(10).max(20000);
-    let (mut dev, fs) = start_dev(dir.path(), port_base);
+    let (mut dev, fs, fs2) = start_dev(dir.path(), port_base);
     assert_eq!(dfs(&fs, &["-mkdir", "-p", "/kept/across/restarts"]).0, 0);
+    // Each nameservice stores a file's data on the DataNodes, in its own block pool.
+    let local = dir.path().join("hello.txt");
+    std::fs::write(&local, b"hello from ns1\n").unwrap();
+    assert_eq!(dfs(&fs, &["-put", local.to_str().unwrap(), "/kept/hello"]).0, 0);
+    std::fs::write(&local, b"hello from ns2\n").unwrap();
+    assert_eq!(dfs(&fs2, &["-put", local.to_str().unwrap(), "/hello2"]).0, 0);
+    for j in 1..=2 {
+        let pools: Vec<String> = std::fs::read_dir(dir.path().join(format!("dn{j}/data/current")))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| n.starts_with("BP-"))
+            .collect();
+        assert_eq!(pools.len(), 2, "DataNode {j} serves both block pools: {pools:?}");
+    }
     let members = pids(dir.path());
-    assert_eq!(members.len(), 3, "a pid file per member");
+    assert_eq!(members.len(), 8, "a pid file per member and DataNode");
     assert!(members.iter().all(|p| alive(*p)));
     for i in 1..=3 {
         assert!(dir.path().join(format!("ns1/m{i}.log")).exists(), "a log per member");
     }
+    assert!(dir.path().join("dn1.log").exists(), "a log per DataNode");
 
     // Ctrl-C: every member stops, the pid files go.
     // SAFETY: signalling a child process we started.
@@ -85,12 +122,14 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
     assert!(pids(dir.path()).is_empty(), "pid files left behind");
 
     // Again on the same directory: the data is there.
-    let (mut dev, fs) = start_dev(dir.path(), port_base);
+    let (mut dev, fs, fs2) = start_dev(dir.path(), port_base);
     assert_eq!(
         dfs(&fs, &["-test", "-d", "/kept/across/restarts"]).0,
         0,
         "data lost across a dev restart"
     );
+    assert_eq!(dfs(&fs, &["-cat", "/kept/hello"]), (0, "hello from ns1\n".to_string()));
+    assert_eq!(dfs(&fs2, &["-cat", "/hello2"]), (0, "hello from ns2\n".to_string()));
     unsafe { libc::kill(dev.id() as i32, libc::SIGINT) };
     assert!(dev.wait().unwrap().success());
 }

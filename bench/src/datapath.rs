@@ -409,6 +409,7 @@ pub async fn blockreport(a: BlockReportArgs) -> anyhow::Result<()> {
             uuid: "dn-bench".into(),
             addr: "127.0.0.1:1".into(),
             hostname: "127.0.0.1".into(),
+            domain_socket: String::new(),
         };
         bm.register(
             &Registration {

@@ -44,6 +44,9 @@ pub struct ClientOptions {
     /// members whether another one leads now (a paused leader does not
     /// reset its connections the way a dead one does).
     pub leader_check_after_ms: u64,
+    /// Read replicas on this host straight from their files, handed over by
+    /// the DataNode (HDFS `dfs.client.read.shortcircuit`).
+    pub short_circuit: bool,
 }
 
 /// Reads from followers (HDFS observer reads).
@@ -85,6 +88,7 @@ impl Default for ClientOptions {
             connect_timeout_ms: 1_000,
             follower_reads: FollowerReads::Off,
             leader_check_after_ms: 1_000,
+            short_circuit: true,
         }
     }
 }

@@ -237,6 +237,14 @@ async fn full_report(node: &Node, addr: &str, bpid: &str, uuid: &str, report_id:
     Ok(())
 }
 
+/// Whether commands in a reply of a member at `term` may be obeyed: only a
+/// leader's, and only if no higher term was seen for the pool (which `term`
+/// is recorded as, if it is the highest).
+fn obey(highest_term: &AtomicU64, term: u64, is_leader: bool) -> bool {
+    let seen = highest_term.fetch_max(term, Ordering::SeqCst).max(term);
+    is_leader && term >= seen
+}
+
 /// Obey a heartbeat reply's commands if they come from the current leader.
 /// True when the member asks this node to register again.
 async fn handle_reply(
@@ -246,17 +254,13 @@ async fn handle_reply(
     reply: HeartbeatReply,
     highest_term: &AtomicU64,
 ) -> bool {
-    let seen = highest_term.fetch_max(reply.term, Ordering::SeqCst).max(reply.term);
     if reply.commands.iter().any(|c| matches!(c, DatanodeCommand::Reregister)) {
         return true;
     }
-    if !reply.is_leader || reply.term < seen {
+    if !obey(highest_term, reply.term, reply.is_leader) {
         if !reply.commands.is_empty() {
-            tracing::warn!(
-                term = reply.term,
-                highest = seen,
-                "ignoring commands of a deposed leader"
-            );
+            let highest = highest_term.load(Ordering::SeqCst);
+            tracing::warn!(term = reply.term, highest, "ignoring commands of a deposed leader");
         }
         return false;
     }
@@ -440,4 +444,23 @@ async fn recover_block(
     .await?;
     tracing::info!(block = %block, length, recovery_id, "block recovered");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_of_a_deposed_leader_are_ignored() {
+        let h = AtomicU64::new(0);
+        assert!(obey(&h, 5, true), "the leader of term 5");
+        assert!(!obey(&h, 5, false), "a follower never commands");
+        assert!(!obey(&h, 6, false), "a follower's higher term is remembered");
+        assert!(
+            !obey(&h, 5, true),
+            "the old leader of term 5 is deposed once term 6 was seen"
+        );
+        assert!(obey(&h, 6, true), "the leader of term 6");
+        assert!(obey(&h, 7, true));
+    }
 }

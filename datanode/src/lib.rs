@@ -11,11 +11,13 @@
 //!   per nameservice and member, with term-based fencing of commands.
 //! * [`copy`]: copying a replica to other DataNodes.
 //! * [`scanner`]: the periodic check of every replica's checksums.
+//! * [`short_circuit`]: open replica files handed to clients on this host.
 
 pub mod actor;
 pub mod copy;
 pub mod node;
 pub mod scanner;
+pub mod short_circuit;
 pub mod storage;
 pub mod transfer;
 
@@ -59,6 +61,9 @@ impl Datanode {
         let node = Arc::new(Node::new(cfg.clone(), Arc::new(storage)));
         if let Some(i) = node.storage.ident() {
             node.set_uuid(&i.datanode_uuid);
+        }
+        if let Some(path) = &cfg.domain_socket {
+            short_circuit::serve(node.clone(), path)?;
         }
         let svc = DataTransferServer::new(transfer::TransferService { node: node.clone() })
             .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)

@@ -49,6 +49,8 @@ pub struct DatanodeConfig {
     pub rpc_timeout_ms: u64,
     /// Check every replica's checksums this often (HDFS `dfs.datanode.scan.period.hours`, 3 weeks); 0 = never.
     pub scan_period_ms: u64,
+    /// Unix socket for short-circuit local reads (HDFS `dfs.domain.socket.path`).
+    pub domain_socket: Option<PathBuf>,
 }
 
 impl DatanodeConfig {
@@ -137,6 +139,12 @@ impl Node {
             uuid: uuid.to_string(),
             addr: self.cfg.advertise.clone(),
             hostname: self.cfg.hostname.clone(),
+            domain_socket: self
+                .cfg
+                .domain_socket
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
         });
     }
 

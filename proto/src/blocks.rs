@@ -71,6 +71,9 @@ pub struct DatanodeId {
     /// HOST:PORT of its data transfer service.
     pub addr: String,
     pub hostname: String,
+    /// Path of its Unix socket for short-circuit local reads (HDFS
+    /// `dfs.domain.socket.path`); empty when it has none.
+    pub domain_socket: String,
 }
 
 /// What a metaserver knows about a DataNode (HDFS `DatanodeInfo`).

@@ -225,6 +225,28 @@ pub struct UpdateRecovery {
     pub new_length: u64,
 }
 
+/// A short-circuit read request (HDFS `requestShortCircuitFds`): on the
+/// DataNode's Unix socket, a u32 big-endian length then this, bincode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShortCircuitRequest {
+    pub block_pool_id: String,
+    pub block: Block,
+    pub client: String,
+}
+
+/// The answer, framed the same way; with `Ok`, the open data and meta files
+/// of the replica travel with it as two file descriptors (SCM_RIGHTS).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShortCircuitReply {
+    /// The answering DataNode, so a client can tell it reached the node it meant.
+    pub uuid: String,
+    /// The replica (finalized), its stamp and length.
+    pub block: Block,
+}
+
+/// Largest framed short-circuit message, bytes.
+pub const MAX_SHORT_CIRCUIT_MESSAGE_BYTES: usize = 64 * 1024;
+
 /// Encode `e` into a gRPC status whose details carry the typed error.
 pub fn to_status(e: &FsError) -> tonic::Status {
     let code = match e {

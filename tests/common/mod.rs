@@ -277,6 +277,8 @@ impl Cluster {
         let mut cmd = Command::new(BIN);
         cmd.args(["datanode", "--listen", &format!("127.0.0.1:{port}")])
             .args(["--nameservice", &self.fs_uri()])
+            .arg("--domain-socket")
+            .arg(self.root.path().join(format!("dn{j}.sock")))
             .arg("--dir")
             .arg(self.dn_dir(j));
         if !self.dn_extra_args.iter().any(|a| a == "--heartbeat-ms") {

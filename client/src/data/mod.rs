@@ -3,6 +3,7 @@
 //! checking a CRC32C of every 512-byte chunk end to end.
 
 mod reader;
+mod short_circuit;
 mod writer;
 
 use std::sync::atomic::Ordering;

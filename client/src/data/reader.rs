@@ -10,16 +10,24 @@
 //!
 //! A file being written is readable up to what its writer's pipeline has
 //! acknowledged: the last block's length is asked of a DataNode.
+//!
+//! A replica on a DataNode of this host with a domain socket is read
+//! short-circuit (the DataNode passes its open files; the reader checks the
+//! checksums itself), unless `ClientOptions::short_circuit` is off.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use raftfs_proto::datanode::{ReadHeader, ReplicaQuery, ReplicaReport};
 use raftfs_proto::pb::{DnMessage, ReadBlockRequest};
 use raftfs_proto::{codec, FsError, LocatedBlock, LocatedBlocks, Op, OpResult};
 
+use super::short_circuit::{self, LocalReplica};
 use super::verify;
 use crate::fs::Core;
+
+/// Replicas on this host opened for short-circuit reads, by (block, node uuid).
+type Locals = HashMap<(u64, String), Arc<LocalReplica>>;
 
 /// Bytes fetched per request by sequential reads.
 pub const READ_WINDOW_BYTES: u64 = 16 * 1024 * 1024;
@@ -33,13 +41,27 @@ async fn read_range_from(
     offset: u64,
     len: u64,
     dead: &mut HashSet<String>,
-) -> Result<Vec<u8>, FsError> {
+    locals: &mut Locals,
+) -> Result<(Vec<u8>, bool), FsError> {
     let mut last = FsError::BlockMissing(format!("Could not obtain block: {pool}:{}: no live replica", lb.block));
     for node in &lb.locations {
         if dead.contains(&node.uuid) {
             continue;
         }
-        match read_one(core, pool, lb, node, offset, len).await {
+        let local = core.opts.short_circuit
+            && !node.domain_socket.is_empty()
+            && std::path::Path::new(&node.domain_socket).exists();
+        let r = match local {
+            true => match read_local(core, pool, lb, node, offset, len, locals).await {
+                Err(FsError::Unavailable(m)) => {
+                    tracing::debug!(node = %node.addr, error = %m, "no short-circuit read: reading through the DataNode");
+                    read_one(core, pool, lb, node, offset, len).await.map(|v| (v, false))
+                }
+                other => other.map(|v| (v, true)),
+            },
+            false => read_one(core, pool, lb, node, offset, len).await.map(|v| (v, false)),
+        };
+        match r {
             Ok(v) => return Ok(v),
             Err(e) => {
                 if let FsError::Checksum(m) = &e {
@@ -54,6 +76,43 @@ async fn read_range_from(
         }
     }
     Err(last)
+}
+
+/// A short-circuit read of `node`'s replica (opened once per reader).
+async fn read_local(
+    core: &Core,
+    pool: &str,
+    lb: &LocatedBlock,
+    node: &raftfs_proto::DatanodeId,
+    offset: u64,
+    len: u64,
+    locals: &mut Locals,
+) -> Result<Vec<u8>, FsError> {
+    let key = (lb.block.id, node.uuid.clone());
+    let replica = match locals.get(&key) {
+        Some(r) => r.clone(),
+        None => {
+            let (dn, p, b, c) = (node.clone(), pool.to_string(), lb.block, core.client_id.clone());
+            let r = tokio::task::spawn_blocking(move || short_circuit::open(&dn, &p, &b, &c))
+                .await
+                .map_err(|e| FsError::Unavailable(format!("short-circuit task: {e}")))??;
+            let r = Arc::new(r);
+            locals.insert(key, r.clone());
+            r
+        }
+    };
+    if replica.block.gen_stamp < lb.block.gen_stamp || replica.block.num_bytes < offset + len {
+        return Err(FsError::Unavailable(format!(
+            "local replica {} does not hold {}..{} of {}",
+            replica.block,
+            offset,
+            offset + len,
+            lb.block
+        )));
+    }
+    tokio::task::spawn_blocking(move || replica.read(offset, len))
+        .await
+        .map_err(|e| FsError::Unavailable(format!("short-circuit task: {e}")))?
 }
 
 async fn read_one(
@@ -123,7 +182,8 @@ pub(crate) async fn read_block_range(
     offset: u64,
     len: u64,
 ) -> Result<Vec<u8>, FsError> {
-    read_range_from(core, pool, lb, offset, len, &mut HashSet::new()).await
+    let (v, _) = read_range_from(core, pool, lb, offset, len, &mut HashSet::new(), &mut HashMap::new()).await?;
+    Ok(v)
 }
 
 /// Reads one file, sequentially ([`FileReader::read`]) or at any offset
@@ -138,6 +198,9 @@ pub struct FileReader {
     window: Vec<u8>,
     window_at: usize,
     dead: HashSet<String>,
+    locals: Locals,
+    /// Bytes read short-circuit from replicas on this host.
+    local_bytes: u64,
 }
 
 impl FileReader {
@@ -152,6 +215,8 @@ impl FileReader {
             window: Vec::new(),
             window_at: 0,
             dead: HashSet::new(),
+            locals: HashMap::new(),
+            local_bytes: 0,
         };
         r.len = r.readable_length().await?;
         Ok(r)
@@ -206,6 +271,12 @@ impl FileReader {
         self.pos
     }
 
+    /// Bytes this reader read short-circuit (straight from the files of a
+    /// DataNode on this host) rather than through a DataNode.
+    pub fn short_circuit_bytes(&self) -> u64 {
+        self.local_bytes
+    }
+
     /// Move the next sequential read to `pos`.
     pub fn seek(&mut self, pos: u64) {
         if pos != self.pos {
@@ -254,8 +325,11 @@ impl FileReader {
             let in_block = at - lb.offset;
             let n = (lb.block.num_bytes - in_block).min(end - at);
             let pool = self.located.block_pool_id.clone();
-            match read_range_from(&self.core, &pool, &lb, in_block, n, &mut self.dead).await {
-                Ok(v) => {
+            match read_range_from(&self.core, &pool, &lb, in_block, n, &mut self.dead, &mut self.locals).await {
+                Ok((v, local)) => {
+                    if local {
+                        self.local_bytes += v.len() as u64;
+                    }
                     out.extend_from_slice(&v);
                     at += n;
                 }

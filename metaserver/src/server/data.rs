@@ -84,6 +84,10 @@ impl DataPath {
 
     /// Run a write `op` through the log, with what the data path adds.
     pub async fn write(&self, ctx: CallCtx, op: Op, client_host: &str) -> Result<OpResult, FsError> {
+        if !self.is_leader() {
+            // The log answers NotLeader with a hint; nothing to prepare here.
+            return self.batcher.write(ctx, op).await;
+        }
         if self.blocks.in_safemode() {
             let s = self.blocks.safemode_status();
             return Err(FsError::SafeMode(format!(
