@@ -65,6 +65,9 @@ async fn leases_hflush_append_and_recovery() {
     assert!(matches!(e, FsError::AlreadyBeingCreated(_)), "{e:?}");
     let second = bytes(2000, 2);
     w.write(&second).await.unwrap();
+    // hsync: on the DataNodes' disks, and visible too.
+    w.hsync().await.unwrap();
+    assert_eq!(read(&b, "/l/a").await.len(), 3000, "hsynced bytes are visible");
     w.close().await.unwrap();
     let mut all = first.clone();
     all.extend_from_slice(&second);

@@ -43,6 +43,14 @@ pub struct DataArgs {
     /// Where the cluster and the baseline files live (default: a temporary directory).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// DataNodes to start (at least 3).
+    #[arg(long, default_value_t = 3)]
+    pub datanodes: usize,
+    /// In the first run, kill -9 a DataNode of the write pipeline after this
+    /// many MiB; then check the file and time its return to 3 replicas
+    /// (give --datanodes 4 so that there is somewhere to copy to).
+    #[arg(long = "kill-datanode-after-mb")]
+    pub kill_datanode_after_mb: Option<u64>,
 }
 
 fn free_port() -> anyhow::Result<u16> {
@@ -53,6 +61,8 @@ struct LocalCluster {
     children: Vec<Child>,
     fs_uri: String,
     dn_dirs: Vec<PathBuf>,
+    /// (data transfer address, index in `children`) of each DataNode.
+    dn_addrs: Vec<(String, usize)>,
 }
 
 impl Drop for LocalCluster {
@@ -75,7 +85,7 @@ fn spawn(exe: &Path, args: &[String], log: &Path) -> anyhow::Result<Child> {
         .context("start a cluster process")
 }
 
-async fn start_cluster(root: &Path) -> anyhow::Result<LocalCluster> {
+async fn start_cluster(root: &Path, datanodes: usize) -> anyhow::Result<LocalCluster> {
     let exe = std::env::current_exe().context("find the raftfs binary")?;
     let addrs: Vec<String> = (0..3)
         .map(|_| free_port().map(|p| format!("127.0.0.1:{p}")))
@@ -120,19 +130,28 @@ async fn start_cluster(root: &Path) -> anyhow::Result<LocalCluster> {
             root.join(format!("m{i}")).display().to_string(),
             "--safemode-extension-ms".into(),
             "0".into(),
+            "--datanode-dead-ms".into(),
+            "5000".into(),
+            "--replication-interval-ms".into(),
+            "500".into(),
         ];
         children.push(spawn(&exe, &args, &root.join(format!("m{i}.log")))?);
     }
     let fs_uri = format!("raftfs://{}", addrs.join(","));
     let mut dn_dirs = Vec::new();
-    for j in 1..=3 {
+    let mut dn_addrs = Vec::new();
+    for j in 1..=datanodes {
         let dir = root.join(format!("dn{j}"));
+        let addr = format!("127.0.0.1:{}", free_port()?);
+        dn_addrs.push((addr.clone(), children.len()));
         let args: Vec<String> = vec![
             "datanode".into(),
             "--dir".into(),
             dir.display().to_string(),
+            "--domain-socket".into(),
+            root.join(format!("dn{j}.sock")).display().to_string(),
             "--listen".into(),
-            format!("127.0.0.1:{}", free_port()?),
+            addr,
             "--nameservice".into(),
             fs_uri.clone(),
             "--heartbeat-ms".into(),
@@ -145,6 +164,7 @@ async fn start_cluster(root: &Path) -> anyhow::Result<LocalCluster> {
         children,
         fs_uri,
         dn_dirs,
+        dn_addrs,
     };
     let fs = client(&cluster.fs_uri)?;
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -153,7 +173,7 @@ async fn start_cluster(root: &Path) -> anyhow::Result<LocalCluster> {
             Ok(raftfs_proto::AdminResult::Datanodes(d)) => d.iter().filter(|d| d.live).count(),
             _ => 0,
         };
-        if live == 3 {
+        if live == datanodes {
             return Ok(cluster);
         }
         if Instant::now() > deadline {
@@ -164,11 +184,31 @@ async fn start_cluster(root: &Path) -> anyhow::Result<LocalCluster> {
 }
 
 fn client(uri: &str) -> anyhow::Result<FileSystem> {
-    Ok(FileSystem::connect(
-        uri,
-        Identity::new("bench", &["bench"]),
-        ClientOptions::default(),
-    )?)
+    client_with(uri, true)
+}
+
+fn client_with(uri: &str, short_circuit: bool) -> anyhow::Result<FileSystem> {
+    let opts = ClientOptions {
+        short_circuit,
+        ..ClientOptions::default()
+    };
+    Ok(FileSystem::connect(uri, Identity::new("bench", &["bench"]), opts)?)
+}
+
+/// Read all of `path` through `fs`; (seconds, bytes, bytes read short-circuit).
+async fn timed_get(fs: &FileSystem, path: &str) -> anyhow::Result<(f64, u64, u64)> {
+    let start = Instant::now();
+    let mut r = fs.open(path).await?;
+    let mut buf = vec![0u8; IO_BYTES];
+    let mut got = 0u64;
+    loop {
+        let n = r.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        got += n as u64;
+    }
+    Ok((start.elapsed().as_secs_f64(), got, r.short_circuit_bytes()))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -247,17 +287,23 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
             tmp.path().to_path_buf()
         }
     };
-    let cluster = start_cluster(&root).await?;
+    if a.datanodes < 3 {
+        bail!("--datanodes must be at least 3 (the files have replication 3)");
+    }
+    let mut cluster = start_cluster(&root, a.datanodes).await?;
     let fs = client(&cluster.fs_uri)?;
+    let remote = client_with(&cluster.fs_uri, false)?;
     let size = a.size_mb << 20;
     let data: Vec<u8> = (0..IO_BYTES).map(|i| (i * 7 + i / 4096) as u8).collect();
     println!(
-        "# raftfs bench data: {} MiB file, replication 3, {} MiB blocks, 3 metaservers + 3 DataNodes on this machine, dir {}",
+        "# raftfs bench data: {} MiB file, replication 3, {} MiB blocks, 3 metaservers + {} DataNodes on this machine, dir {}",
         a.size_mb,
         a.block_size_mb,
+        a.datanodes,
         root.display()
     );
     let (mut base_w, mut put, mut get, mut base_r) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut get_remote = Vec::new();
     for run in 1..=a.runs {
         let bw = local_put(&root, &data, size)?;
         let path = format!("/bench/data-{run}");
@@ -266,27 +312,73 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
             .create_file_opt(&path, true, None, 3, a.block_size_mb << 20, true)
             .await?;
         let mut left = size;
+        let mut killed: Option<String> = None;
         while left > 0 {
             let n = left.min(IO_BYTES as u64) as usize;
             w.write(&data[..n]).await?;
             left -= n as u64;
+            let written_mb = (size - left) >> 20;
+            if run == 1 && killed.is_none() && a.kill_datanode_after_mb.is_some_and(|k| written_mb >= k) {
+                w.hflush().await?;
+                let loc = fs.block_locations(&path).await?;
+                let victim = loc.blocks.last().context("no block")?.locations[0].clone();
+                let (_, i) = cluster
+                    .dn_addrs
+                    .iter()
+                    .find(|(addr, _)| *addr == victim.addr)
+                    .context("the victim is one of ours")?;
+                cluster.children[*i].kill()?;
+                println!("run {run}: killed DataNode {} after {written_mb} MiB", victim.addr);
+                killed = Some(victim.uuid);
+            }
         }
         w.close().await?;
         let p = start.elapsed().as_secs_f64();
-        let start = Instant::now();
-        let mut r = fs.open(&path).await?;
-        let mut buf = vec![0u8; IO_BYTES];
-        let mut got = 0u64;
-        loop {
-            let n = r.read(&mut buf).await?;
-            if n == 0 {
-                break;
-            }
-            got += n as u64;
-        }
-        let g = start.elapsed().as_secs_f64();
+        let (g, got, local) = timed_get(&fs, &path).await?;
         if got != size {
             bail!("read {got} of {size} bytes");
+        }
+        if let Some(uuid) = &killed {
+            // Every byte is what was written.
+            let mut r = fs.open(&path).await?;
+            let mut buf = vec![0u8; IO_BYTES];
+            let mut at = 0usize;
+            loop {
+                let n = r.read(&mut buf).await?;
+                if n == 0 {
+                    break;
+                }
+                for (k, b) in buf[..n].iter().enumerate() {
+                    if *b != data[(at + k) % IO_BYTES] {
+                        bail!("byte {} reads back wrong after the DataNode was killed", at + k);
+                    }
+                }
+                at += n;
+            }
+            let since = Instant::now();
+            loop {
+                let loc = fs.block_locations(&path).await?;
+                let short = loc
+                    .blocks
+                    .iter()
+                    .filter(|b| b.locations.iter().filter(|l| l.uuid != *uuid).count() < 3)
+                    .count();
+                if short == 0 {
+                    break;
+                }
+                if since.elapsed() > Duration::from_secs(300) {
+                    bail!("{short} blocks still under-replicated after 300 s");
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            println!(
+                "run {run}: the file reads back identical; every block back at 3 replicas {:.1} s after the write",
+                since.elapsed().as_secs_f64()
+            );
+        }
+        let (gr, got_r, _) = timed_get(&remote, &path).await?;
+        if got_r != size {
+            bail!("read {got_r} of {size} bytes through the DataNodes");
         }
         // One replica's files: those of the DataNode holding the first block's first replica.
         let loc = fs.block_locations(&path).await?;
@@ -308,16 +400,19 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
         let (br, read_bytes) = local_get(&mine)?;
         let _ = first;
         println!(
-            "run {run}: local 3x write+fsync {:.0} MiB/s | put {:.0} MiB/s | get {:.0} MiB/s | local read of one replica {:.0} MiB/s ({} MiB)",
+            "run {run}: local 3x write+fsync {:.0} MiB/s | put {:.0} MiB/s | get {:.0} MiB/s ({}% short-circuit) | get through the DataNodes {:.0} MiB/s | local read of one replica {:.0} MiB/s ({} MiB)",
             mibs(size, bw),
             mibs(size, p),
             mibs(size, g),
+            local * 100 / size.max(1),
+            mibs(size, gr),
             mibs(read_bytes, br),
             read_bytes >> 20
         );
         base_w.push(mibs(size, bw));
         put.push(mibs(size, p));
         get.push(mibs(size, g));
+        get_remote.push(mibs(size, gr));
         base_r.push(mibs(read_bytes, br));
         fs.delete(&path, false).await?;
     }

@@ -12,6 +12,7 @@
 
 pub mod admin;
 pub mod blocks;
+pub mod checksum;
 pub mod codec;
 pub mod datanode;
 pub mod error;

@@ -108,30 +108,7 @@ impl Core {
     }
 }
 
-/// CRC32C of every 512-byte chunk of `data`, 4 bytes big-endian each.
-pub(crate) fn checksums(data: &[u8]) -> Vec<u8> {
-    let per = raftfs_proto::datanode::BYTES_PER_CHECKSUM;
-    let mut out = Vec::with_capacity(data.len().div_ceil(per) * 4);
-    for chunk in data.chunks(per) {
-        out.extend_from_slice(&crc32c::crc32c(chunk).to_be_bytes());
-    }
-    out
-}
-
-/// Check `data` (starting at a chunk boundary) against `sums`: the byte
-/// offset (within `data`) of the first bad chunk, if any.
-pub(crate) fn verify(data: &[u8], sums: &[u8]) -> Result<(), usize> {
-    let per = raftfs_proto::datanode::BYTES_PER_CHECKSUM;
-    if sums.len() != data.len().div_ceil(per) * 4 {
-        return Err(0);
-    }
-    for (i, (chunk, sum)) in data.chunks(per).zip(sums.chunks(4)).enumerate() {
-        if crc32c::crc32c(chunk).to_be_bytes() != sum {
-            return Err(i * per);
-        }
-    }
-    Ok(())
-}
+pub(crate) use raftfs_proto::checksum::{compute as checksums, verify};
 
 /// A file checksum as HDFS computes it: MD5 over the blocks' MD5s of their
 /// chunk CRC32Cs (`MD5-of-<crcPerBlock>MD5-of-512CRC32C`).

@@ -48,10 +48,7 @@ async fn read_range_from(
         if dead.contains(&node.uuid) {
             continue;
         }
-        let local = core.opts.short_circuit
-            && !node.domain_socket.is_empty()
-            && std::path::Path::new(&node.domain_socket).exists();
-        let r = match local {
+        let r = match is_local(core, node) {
             true => match read_local(core, pool, lb, node, offset, len, locals).await {
                 Err(FsError::Unavailable(m)) => {
                     tracing::debug!(node = %node.addr, error = %m, "no short-circuit read: reading through the DataNode");
@@ -78,6 +75,32 @@ async fn read_range_from(
     Err(last)
 }
 
+/// `node`'s replica of `lb`'s block, opened short-circuit once per reader.
+async fn local_replica(
+    core: &Core,
+    pool: &str,
+    lb: &LocatedBlock,
+    node: &raftfs_proto::DatanodeId,
+    locals: &mut Locals,
+) -> Result<Arc<LocalReplica>, FsError> {
+    let key = (lb.block.id, node.uuid.clone());
+    if let Some(r) = locals.get(&key) {
+        return Ok(r.clone());
+    }
+    let (dn, p, b, c) = (node.clone(), pool.to_string(), lb.block, core.client_id.clone());
+    let r = tokio::task::spawn_blocking(move || short_circuit::open(&dn, &p, &b, &c))
+        .await
+        .map_err(|e| FsError::Unavailable(format!("short-circuit task: {e}")))??;
+    let r = Arc::new(r);
+    locals.insert(key, r.clone());
+    Ok(r)
+}
+
+/// Whether `node` may be read short-circuit from here.
+fn is_local(core: &Core, node: &raftfs_proto::DatanodeId) -> bool {
+    core.opts.short_circuit && !node.domain_socket.is_empty() && std::path::Path::new(&node.domain_socket).exists()
+}
+
 /// A short-circuit read of `node`'s replica (opened once per reader).
 async fn read_local(
     core: &Core,
@@ -88,19 +111,7 @@ async fn read_local(
     len: u64,
     locals: &mut Locals,
 ) -> Result<Vec<u8>, FsError> {
-    let key = (lb.block.id, node.uuid.clone());
-    let replica = match locals.get(&key) {
-        Some(r) => r.clone(),
-        None => {
-            let (dn, p, b, c) = (node.clone(), pool.to_string(), lb.block, core.client_id.clone());
-            let r = tokio::task::spawn_blocking(move || short_circuit::open(&dn, &p, &b, &c))
-                .await
-                .map_err(|e| FsError::Unavailable(format!("short-circuit task: {e}")))??;
-            let r = Arc::new(r);
-            locals.insert(key, r.clone());
-            r
-        }
-    };
+    let replica = local_replica(core, pool, lb, node, locals).await?;
     if replica.block.gen_stamp < lb.block.gen_stamp || replica.block.num_bytes < offset + len {
         return Err(FsError::Unavailable(format!(
             "local replica {} does not hold {}..{} of {}",
@@ -288,6 +299,11 @@ impl FileReader {
 
     /// Read up to `buf.len()` bytes at the current position; 0 at the end.
     pub async fn read(&mut self, buf: &mut [u8]) -> Result<usize, FsError> {
+        if self.window_at >= self.window.len() && self.pos < self.len {
+            if let Some(n) = self.read_direct(buf).await? {
+                return Ok(n);
+            }
+        }
         if self.window_at >= self.window.len() {
             if self.pos >= self.len {
                 return Ok(0);
@@ -301,6 +317,64 @@ impl FileReader {
         self.window_at += n;
         self.pos += n as u64;
         Ok(n)
+    }
+
+    /// A short-circuit read straight into `buf`, when the position is on a
+    /// chunk boundary, `buf` holds at least a chunk, the runtime can block a
+    /// worker for the read, and a replica of the block is on this host.
+    /// `None`: read through the window instead.
+    async fn read_direct(&mut self, buf: &mut [u8]) -> Result<Option<usize>, FsError> {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        let chunk = raftfs_proto::datanode::BYTES_PER_CHECKSUM as u64;
+        let multi = Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+        if !self.core.opts.short_circuit || !multi || !self.pos.is_multiple_of(chunk) || (buf.len() as u64) < chunk {
+            return Ok(None);
+        }
+        let pos = self.pos;
+        let Some(lb) = self
+            .located
+            .blocks
+            .iter()
+            .find(|b| b.offset <= pos && pos < b.offset + b.block.num_bytes)
+            .cloned()
+        else {
+            return Ok(None);
+        };
+        let Some(node) = lb
+            .locations
+            .iter()
+            .find(|n| !self.dead.contains(&n.uuid) && is_local(&self.core, n))
+            .cloned()
+        else {
+            return Ok(None);
+        };
+        let in_block = pos - lb.offset;
+        let left = lb.block.num_bytes - in_block;
+        let mut n = (buf.len() as u64).min(left);
+        if n < left {
+            n -= n % chunk;
+        }
+        let pool = self.located.block_pool_id.clone();
+        let replica = match local_replica(&self.core, &pool, &lb, &node, &mut self.locals).await {
+            Ok(r) if r.block.gen_stamp >= lb.block.gen_stamp && r.block.num_bytes >= lb.block.num_bytes => r,
+            _ => return Ok(None),
+        };
+        let out = &mut buf[..n as usize];
+        // A read from the page cache takes well under a millisecond per MiB.
+        match tokio::task::block_in_place(|| replica.read_exact_verified(in_block, out)) {
+            Ok(()) => {
+                self.pos += n;
+                self.local_bytes += n;
+                Ok(Some(n as usize))
+            }
+            Err(FsError::Checksum(m)) => {
+                tracing::warn!(block = %lb.block, node = %node.addr, error = %m, "corrupt replica: reporting it, reading another");
+                self.core.report_bad_block(&pool, lb.block, &node.uuid).await;
+                self.dead.insert(node.uuid.clone());
+                Ok(None)
+            }
+            Err(_) => Ok(None),
+        }
     }
 
     /// Read `[offset, offset + len)` (clipped to the file's end).

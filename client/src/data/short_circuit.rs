@@ -121,6 +121,39 @@ pub(crate) fn open(dn: &DatanodeId, pool: &str, block: &Block, client: &str) -> 
 }
 
 impl LocalReplica {
+    /// Fill `out` with the replica's bytes from `offset` (a chunk boundary),
+    /// every chunk checked; `out` must end on a chunk boundary or at the
+    /// block's end. Reads straight into the caller's buffer: no other copy.
+    pub(crate) fn read_exact_verified(&self, offset: u64, out: &mut [u8]) -> Result<(), FsError> {
+        let chunk = BYTES_PER_CHECKSUM as u64;
+        let end = offset + out.len() as u64;
+        assert!(
+            offset.is_multiple_of(chunk) && (end.is_multiple_of(chunk) || end == self.block.num_bytes),
+            "a direct read of {}..{end} of {} is not chunk-aligned",
+            offset,
+            self.block
+        );
+        if end > self.block.num_bytes {
+            return Err(FsError::Unavailable(format!("{} has no bytes up to {end}", self.block)));
+        }
+        let io = |e: std::io::Error| FsError::Unavailable(format!("read local replica {}: {e}", self.block));
+        self.data.read_exact_at(out, offset).map_err(io)?;
+        let mut sums = vec![0u8; out.len().div_ceil(BYTES_PER_CHECKSUM) * CHECKSUM_SIZE_BYTES];
+        self.meta
+            .read_exact_at(
+                &mut sums,
+                META_HEADER_BYTES + offset / chunk * CHECKSUM_SIZE_BYTES as u64,
+            )
+            .map_err(io)?;
+        verify(out, &sums).map_err(|at| {
+            FsError::Checksum(format!(
+                "Checksum error: {} at offset {} (short-circuit read)",
+                self.block,
+                offset + at as u64
+            ))
+        })
+    }
+
     /// Bytes `[offset, offset + len)` of the replica, every chunk checked.
     pub(crate) fn read(&self, offset: u64, len: u64) -> Result<Vec<u8>, FsError> {
         let chunk = BYTES_PER_CHECKSUM as u64;

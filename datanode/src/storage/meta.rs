@@ -44,33 +44,6 @@ pub fn meta_len(data_len: u64) -> u64 {
     META_HEADER_BYTES + data_len.div_ceil(BYTES_PER_CHECKSUM as u64) * CHECKSUM_SIZE_BYTES as u64
 }
 
-/// CRC32C of every chunk of `data`, big-endian, concatenated.
-pub fn checksums(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len().div_ceil(BYTES_PER_CHECKSUM) * CHECKSUM_SIZE_BYTES);
-    for chunk in data.chunks(BYTES_PER_CHECKSUM) {
-        out.extend_from_slice(&crc32c::crc32c(chunk).to_be_bytes());
-    }
-    out
-}
-
-/// Check `data` (starting at a chunk boundary) against `sums`; the index of
-/// the first chunk that does not match, if any.
-pub fn verify(data: &[u8], sums: &[u8]) -> Result<(), usize> {
-    if sums.len() != data.len().div_ceil(BYTES_PER_CHECKSUM) * CHECKSUM_SIZE_BYTES {
-        return Err(0);
-    }
-    for (i, (chunk, sum)) in data
-        .chunks(BYTES_PER_CHECKSUM)
-        .zip(sums.chunks(CHECKSUM_SIZE_BYTES))
-        .enumerate()
-    {
-        if crc32c::crc32c(chunk).to_be_bytes() != sum {
-            return Err(i);
-        }
-    }
-    Ok(())
-}
-
 /// Create a meta file with only its header.
 pub fn create(path: &std::path::Path) -> io::Result<std::fs::File> {
     let mut f = std::fs::OpenOptions::new()
@@ -94,12 +67,5 @@ mod tests {
         assert_eq!(meta_len(512), 11);
         assert_eq!(meta_len(513), 15);
         assert_eq!(checksum_offset(1023), 11);
-        let data = vec![7u8; 1500];
-        let sums = checksums(&data);
-        assert_eq!(sums.len(), 12);
-        assert_eq!(verify(&data, &sums), Ok(()));
-        let mut bad = data.clone();
-        bad[1100] ^= 1;
-        assert_eq!(verify(&bad, &sums), Err(2));
     }
 }

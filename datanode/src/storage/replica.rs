@@ -81,7 +81,7 @@ impl ReplicaWriter {
                 self.block
             )));
         }
-        if let Err(chunk) = meta::verify(data, sums) {
+        if let Err(chunk) = raftfs_proto::checksum::verify(data, sums) {
             return Err(FsError::Checksum(format!(
                 "Checksum error: {} at offset {} (chunk {chunk} of a packet)",
                 self.block,
@@ -193,7 +193,7 @@ impl ReplicaReader {
         self.meta
             .read_exact_at(&mut sums, checksum_offset(self.pos))
             .map_err(io)?;
-        if let Err(chunk) = meta::verify(&data, &sums) {
+        if let Err(chunk) = raftfs_proto::checksum::verify(&data, &sums) {
             return Err(FsError::Checksum(format!(
                 "Checksum error: {} at offset {} of {}",
                 self.block,
@@ -205,7 +205,7 @@ impl ReplicaReader {
             // The reader stops inside a chunk: checksum what it gets.
             data.truncate(n as usize);
             let last = floor_chunk(n) as usize;
-            let tail = meta::checksums(&data[last..]);
+            let tail = raftfs_proto::checksum::compute(&data[last..]);
             sums.truncate(last / BYTES_PER_CHECKSUM * CHECKSUM_SIZE_BYTES);
             sums.extend_from_slice(&tail);
         }
@@ -506,7 +506,7 @@ fn truncate(d: &File, m: &File, len: u64, to: u64) -> io::Result<()> {
         let start = floor_chunk(to);
         let mut tail = vec![0u8; (to - start) as usize];
         d.read_exact_at(&mut tail, start)?;
-        m.write_all_at(&crc32c::crc32c(&tail).to_be_bytes(), checksum_offset(start))?;
+        m.write_all_at(&raftfs_proto::checksum::compute(&tail), checksum_offset(start))?;
     }
     Ok(())
 }

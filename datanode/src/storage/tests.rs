@@ -1,7 +1,7 @@
 //! Storage tests: the replica lifecycle on real files.
 
-use super::meta::checksums;
 use super::*;
+use raftfs_proto::checksum::compute as checksums;
 
 fn data(n: usize, seed: u8) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
@@ -20,7 +20,11 @@ fn read_all(s: &Storage, p: &Pool, b: &Block, offset: u64, len: u64) -> Result<V
     let mut first = true;
     while let Some((off, d, sums)) = r.next_chunk(4096)? {
         assert_eq!(off % 512, 0, "chunks start on a checksum boundary");
-        assert_eq!(meta::verify(&d, &sums), Ok(()), "sent checksums match the data");
+        assert_eq!(
+            raftfs_proto::checksum::verify(&d, &sums),
+            Ok(()),
+            "sent checksums match the data"
+        );
         if first {
             out.extend_from_slice(&d[(offset - off) as usize..]);
             first = false;
