@@ -105,7 +105,8 @@ pub(crate) fn open(dn: &DatanodeId, pool: &str, block: &Block, client: &str) -> 
             .map_err(|e| unavailable(e.to_string()))?;
     }
     let reply: Result<ShortCircuitReply, FsError> = codec::decode(&buf[4..4 + len], "short-circuit reply")?;
-    let reply = reply?;
+    // A refusal (a replica being written, say) means: read through the DataNode.
+    let reply = reply.map_err(|e| unavailable(e.to_string()))?;
     if reply.uuid != dn.uuid {
         return Err(unavailable(format!("the socket belongs to DataNode {}", reply.uuid)));
     }
