@@ -96,9 +96,15 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
         if is_file(old) || is_file(v.as_ref()) {
             self.derive_rows(undo, id, old, v.as_ref())?;
         }
+        self.put_inode(undo, id, v);
+        Ok(())
+    }
+
+    /// Write inode `id` where no derived row can change (a directory, or a
+    /// file attribute the block and lease tables do not hold).
+    fn put_inode(&mut self, undo: &mut Vec<Undo>, id: InodeId, v: Option<Inode>) {
         let prev = self.batch.inodes.insert(id, v);
         undo.push(Undo::Inode(id, prev));
-        Ok(())
     }
 
     fn set_block(&mut self, undo: &mut Vec<Undo>, id: BlockId, v: Option<BlockRecord>) {
@@ -276,12 +282,15 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                     return Err(guard(format!("{parent}/{name} appeared")));
                 }
                 self.set_dentry(undo, (*parent, name.clone()), Some(*child));
-                // Keep the child's parent pointer in step (a rename moves it).
-                let old = self.existing(*child)?;
-                if old.parent != *parent {
-                    let mut inode = old.clone();
-                    inode.parent = *parent;
-                    self.set_inode(undo, *child, Some(&old), Some(inode))?;
+                // Keep the child's parent pointer in step (a rename moves
+                // it; a create made it right already). No derived row changes.
+                let created_here = matches!(self.batch.inodes.get(child), Some(Some(i)) if i.parent == *parent);
+                if !created_here {
+                    let mut inode = self.existing(*child)?;
+                    if inode.parent != *parent {
+                        inode.parent = *parent;
+                        self.put_inode(undo, *child, Some(inode));
+                    }
                 }
             }
             Mutation::Unlink { parent, name, child } => {
@@ -291,10 +300,15 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                 self.set_dentry(undo, (*parent, name.clone()), None);
             }
             Mutation::SetAttr { id, attr } => {
-                let old = self.existing(*id)?;
-                let mut inode = old.clone();
-                apply_attr(&mut inode, attr).map_err(guard)?;
-                self.set_inode(undo, *id, Some(&old), Some(inode))?;
+                let mut inode = self.existing(*id)?;
+                if changes_derived_rows(attr) {
+                    let old = inode.clone();
+                    apply_attr(&mut inode, attr).map_err(guard)?;
+                    self.set_inode(undo, *id, Some(&old), Some(inode))?;
+                } else {
+                    apply_attr(&mut inode, attr).map_err(guard)?;
+                    self.put_inode(undo, *id, Some(inode));
+                }
             }
             Mutation::TouchDir { id, mtime, children } => {
                 let mut inode = self.existing(*id)?;
@@ -307,14 +321,14 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                     }
                     InodeKind::File { .. } => return Err(guard(format!("inode {id} is not a directory"))),
                 }
-                self.set_inode(undo, *id, None, Some(inode))?;
+                self.put_inode(undo, *id, Some(inode));
             }
             Mutation::AddUsage { id, ns, ds } => {
                 let mut inode = self.existing(*id)?;
                 if let InodeKind::Directory { quota: Some(q), .. } = &mut inode.kind {
                     q.ns_used = (q.ns_used as i64 + ns).max(0) as u64;
                     q.ds_used = (q.ds_used as i64 + ds).max(0) as u64;
-                    self.set_inode(undo, *id, None, Some(inode))?;
+                    self.put_inode(undo, *id, Some(inode));
                 }
                 // A quota removed since planning: nothing to account.
             }
@@ -569,5 +583,14 @@ impl<V: ReadView + ?Sized> ReadView for Overlay<'_, V> {
             Some(v) => Ok(*v),
             None => self.base.lease(holder),
         }
+    }
+}
+
+/// Whether setting `attr` can change a file's block or lease rows (exhaustive,
+/// so a new attribute has to decide).
+fn changes_derived_rows(attr: &Attr) -> bool {
+    match attr {
+        Attr::Close { .. } | Attr::LeaseHolder(_) | Attr::Replication(_) => true,
+        Attr::Permission(_) | Attr::Owner { .. } | Attr::Times { .. } | Attr::Quota { .. } => false,
     }
 }
