@@ -14,7 +14,17 @@ use raftfs_client::{ClientOptions, FileSystem, Identity};
 const WRITERS: usize = 8;
 /// How long the load runs before the kill, per cycle.
 const LOAD_MS: u64 = 1500;
-const CYCLES: usize = 3;
+/// Kill-all cycles per store in the suite; `RAFTFS_KILL_ALL_CYCLES=20`
+/// makes it the acceptance loop (run by hand:
+/// `RAFTFS_KILL_ALL_CYCLES=20 cargo test --test restart_safety -- --nocapture`).
+const DEFAULT_CYCLES: usize = 3;
+
+fn cycles() -> usize {
+    std::env::var("RAFTFS_KILL_ALL_CYCLES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_CYCLES)
+}
 
 async fn load(fs: Arc<FileSystem>, writer: usize, cycle: usize, acked: Arc<Mutex<BTreeSet<String>>>) {
     for n in 0.. {
@@ -60,7 +70,7 @@ async fn run(store: &str) {
     let mut cluster = common::Cluster::start(3, store);
     cluster.wait_ready().await;
     let acked = Arc::new(Mutex::new(BTreeSet::new()));
-    for cycle in 0..CYCLES {
+    for cycle in 0..cycles() {
         let opts = ClientOptions {
             call_deadline_ms: 3_000,
             rpc_timeout_ms: 1_000,

@@ -18,9 +18,13 @@
 //! `failover` times a nameservice's recovery from kill -9 of its leader.
 //! `data` measures put and get of a large file against the disk's limits;
 //! `blockreport` times a member processing a full block report.
+//! `faults` runs a nameservice of real processes under random faults and
+//! checks the clients' history for linearizability and lost or doubled ops.
 
 mod datapath;
 mod failover;
+pub mod faults;
+mod localns;
 mod names;
 mod nnmemory;
 mod nnthroughput;
@@ -46,6 +50,10 @@ pub enum BenchCmd {
     Data(datapath::DataArgs),
     /// A member processing a full block report, with getFileInfo latency alongside.
     Blockreport(datapath::BlockReportArgs),
+    /// Random faults (kill -9, SIGSTOP, partitions, slow disk) under a
+    /// recorded client load; checks linearizability and that nothing
+    /// acknowledged is lost or applied twice. Starts its own nameservice.
+    Faults(faults::FaultArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -55,5 +63,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Failover(a) => failover::run(a).await,
         BenchCmd::Data(a) => datapath::run(a).await,
         BenchCmd::Blockreport(a) => datapath::blockreport(a).await,
+        BenchCmd::Faults(a) => faults::run(a).await,
     }
 }

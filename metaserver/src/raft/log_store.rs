@@ -15,9 +15,10 @@
 use std::fmt::Debug;
 use std::io;
 use std::ops::{Bound, RangeBounds};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use openraft::storage::{IOFlushed, LogState, RaftLogReader, RaftLogStorage};
 use openraft::OptionalSend;
@@ -144,7 +145,7 @@ impl LogStore {
         let sync_stats = stats.clone();
         let handle = std::thread::Builder::new()
             .name("raft-log-sync".into())
-            .spawn(move || sync_loop(sync_db, sync_rx, &sync_stats))?;
+            .spawn(move || sync_loop(sync_db, sync_rx, &sync_stats, slow_disk_file()))?;
         let sync = Arc::new(SyncThread {
             tx: parking_lot::Mutex::new(Some(sync_tx)),
             handle: parking_lot::Mutex::new(Some(handle)),
@@ -180,11 +181,40 @@ impl LogStore {
     }
 }
 
+/// Fault injection: `RAFTFS_FAILPOINT_SLOW_DISK_FILE=<path>` (see
+/// `server::failpoint`). Unset in production.
+pub const ENV_SLOW_DISK_FILE: &str = "RAFTFS_FAILPOINT_SLOW_DISK_FILE";
+/// The longest injected fsync delay, however large the file's number.
+const MAX_SLOW_DISK_DELAY_MS: u64 = 10_000;
+
+fn slow_disk_file() -> Option<PathBuf> {
+    let f = std::env::var_os(ENV_SLOW_DISK_FILE).map(PathBuf::from)?;
+    tracing::warn!(file = %f.display(), "failpoint armed: slow disk while the file holds a delay");
+    Some(f)
+}
+
+/// Sleep as long as the slow-disk file says (no file, or no number: no delay).
+fn slow_disk_delay(f: &Path) {
+    let ms = std::fs::read_to_string(f)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        .min(MAX_SLOW_DISK_DELAY_MS);
+    if ms > 0 {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+}
+
 /// Take every append waiting, fsync once, answer them in order. A batch of
 /// appends that wrote nothing (heartbeats) needs no fsync of its own: it is
 /// ordered behind every earlier append, each of which was synced before its
 /// callback ran.
-fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<(IOFlushed<TypeConfig>, bool)>, stats: &IoStats) {
+fn sync_loop(
+    db: Arc<DB>,
+    rx: mpsc::Receiver<(IOFlushed<TypeConfig>, bool)>,
+    stats: &IoStats,
+    slow_disk: Option<PathBuf>,
+) {
     while let Ok(first) = rx.recv() {
         let mut waiting = vec![first];
         while waiting.len() < MAX_APPENDS_PER_SYNC {
@@ -196,6 +226,9 @@ fn sync_loop(db: Arc<DB>, rx: mpsc::Receiver<(IOFlushed<TypeConfig>, bool)>, sta
         let wrote = waiting.iter().any(|(_, w)| *w);
         let result = if wrote {
             let started = std::time::Instant::now();
+            if let Some(f) = &slow_disk {
+                slow_disk_delay(f);
+            }
             let r = db.flush_wal(true).map_err(|e| e.into_string());
             stats.record(started.elapsed(), &r);
             r

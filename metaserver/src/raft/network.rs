@@ -81,7 +81,8 @@ impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
     type Network = PeerClient;
 
     async fn new_client(&mut self, target: u64, node: &BasicNode) -> PeerClient {
-        let client = self.channel(target, &node.addr).map(|ch| {
+        let addr = crate::server::failpoint::peer_route(target, &node.addr);
+        let client = self.channel(target, &addr).map(|ch| {
             RaftClient::new(ch)
                 .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES)

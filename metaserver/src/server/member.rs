@@ -559,7 +559,12 @@ async fn monitor_health(raft: Raft, health: Arc<parking_lot::RwLock<Health>>, ch
             .collect();
         candidates.sort_unstable_by(|a, b| b.cmp(a));
         for (_, id) in candidates {
-            let Some(addr) = m.membership_config.membership().get_node(&id).map(|n| n.addr.clone()) else {
+            let Some(addr) = m
+                .membership_config
+                .membership()
+                .get_node(&id)
+                .map(|n| super::failpoint::peer_route(id, &n.addr))
+            else {
                 continue;
             };
             if peer_health(&addr).await.as_deref() == Some("HEALTHY") {

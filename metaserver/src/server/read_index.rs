@@ -90,6 +90,7 @@ impl ReadIndexClient {
             .current_leader
             .ok_or_else(|| FsError::Unavailable("no leader known for a linearizable read".into()))?;
         let addr = super::member::member_addr(&self.raft, &self.addrs, leader)
+            .map(|a| super::failpoint::peer_route(leader, &a))
             .ok_or_else(|| FsError::Unavailable(format!("no address for leader {leader}")))?;
         let channel = {
             let mut cache = self.channel.lock();

@@ -8,12 +8,13 @@
 //! what makes "one WriteBatch per applied Raft batch, including the applied
 //! log id" crash-safe.
 //!
-//! Caveat: individual reads are each consistent, but a sequence of reads may
-//! straddle a commit. The Raft apply path is the only writer and reads its own
-//! writes through an overlay ([`crate::namespace::Overlay`]), so planning is
-//! unaffected; client reads that resolve a path may see a path half-old,
-//! half-new across a concurrent rename, as HDFS readers without the global
-//! lock would.
+//! Reads go through a [`Store::view`]: one committed state for the whole
+//! sequence of reads an operation makes (a path resolution, a listing), as
+//! HDFS readers under the namesystem read lock see. The fault harness
+//! (`raftfs bench faults`) caught the earlier RocksDB behaviour, where each
+//! read saw the latest commit, answering a getFileInfo racing a delete with
+//! "dentry points at missing inode".
+//! Calls made on a store itself (not a view) read the latest commit each.
 
 mod memory;
 mod rocks;
@@ -108,9 +109,9 @@ pub trait ReadView {
 /// A store: committed state plus atomic batch writes.
 pub trait Store: ReadView + Send + Sync + 'static {
     /// A view for one operation's sequence of reads. Memory: under one read
-    /// lock, so the reads see a single committed state. RocksDB: the live
-    /// store (each read consistent; see the module caveat). A view must be
-    /// dropped before [`Store::commit`] on the same thread.
+    /// lock; RocksDB: a snapshot. Either way the reads see one committed
+    /// state, never half of a concurrent commit. A view must be dropped
+    /// before [`Store::commit`] on the same thread.
     fn view(&self) -> Box<dyn ReadView + '_>;
 
     /// Apply `batch` atomically. Not synced: the Raft log is the durable

@@ -240,12 +240,6 @@ impl RocksStore {
         ro
     }
 
-    fn get(&self, cf: &str, key: &[u8]) -> Result<Option<rocksdb::DBPinnableSlice<'_>>, StoreError> {
-        self.db
-            .get_pinned_cf_opt(self.cf(cf), key, &Self::read_opts())
-            .map_err(io)
-    }
-
     /// Translate `batch` into RocksDB operations appended to `wb`.
     fn fill(&self, wb: &mut rocksdb::WriteBatch, batch: &WriteBatch) {
         let (cf_i, cf_d, cf_m, cf_r) = (
@@ -319,16 +313,56 @@ impl RocksStore {
     }
 }
 
-impl ReadView for RocksStore {
-    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+/// Where a read looks: the live store, or one snapshot and the cache
+/// version that matches it.
+#[derive(Clone, Copy)]
+struct At<'s> {
+    snapshot: Option<&'s rocksdb::Snapshot<'s>>,
+    /// The cache may serve (and learn from) this read only at this version;
+    /// `None`: at whatever version it has (live reads).
+    version: Option<u64>,
+}
+
+const LIVE: At<'static> = At {
+    snapshot: None,
+    version: None,
+};
+
+impl RocksStore {
+    fn opts_at(at: At<'_>) -> ReadOptions {
+        let mut ro = Self::read_opts();
+        if let Some(s) = at.snapshot {
+            ro.set_snapshot(s);
+        }
+        ro
+    }
+
+    fn get_at(&self, at: At<'_>, cf: &str, key: &[u8]) -> Result<Option<rocksdb::DBPinnableSlice<'_>>, StoreError> {
+        self.db
+            .get_pinned_cf_opt(self.cf(cf), key, &Self::opts_at(at))
+            .map_err(io)
+    }
+
+    /// The cache version a read at `at` may use, and whether it may use the cache.
+    fn cache_version(cache: &DirCache, at: At<'_>) -> (u64, bool) {
+        match at.version {
+            Some(v) => (v, v == cache.version),
+            None => (cache.version, true),
+        }
+    }
+
+    fn inode_at(&self, at: At<'_>, id: InodeId) -> Result<Option<Inode>, StoreError> {
         let version = {
             let cache = self.cache.read();
-            if let Some(d) = cache.dirs.get(&id) {
-                return Ok(Some(d.clone()));
+            let (version, usable) = Self::cache_version(&cache, at);
+            if usable {
+                if let Some(d) = cache.dirs.get(&id) {
+                    return Ok(Some(d.clone()));
+                }
             }
-            cache.version
+            version
         };
-        match self.get(CF_INODE, &id.to_be_bytes())? {
+        match self.get_at(at, CF_INODE, &id.to_be_bytes())? {
             None => Ok(None),
             Some(v) => {
                 let inode: Inode = decode_value(CF_INODE, &v)?;
@@ -349,15 +383,18 @@ impl ReadView for RocksStore {
         }
     }
 
-    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+    fn child_at(&self, at: At<'_>, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
         let version = {
             let cache = self.cache.read();
-            if let Some(c) = cache.entry(parent, name) {
-                return Ok(Some(c));
+            let (version, usable) = Self::cache_version(&cache, at);
+            if usable {
+                if let Some(c) = cache.entry(parent, name) {
+                    return Ok(Some(c));
+                }
             }
-            cache.version
+            version
         };
-        let child = match self.get(CF_DENTRY, &dentry_key(parent, name))? {
+        let child = match self.get_at(at, CF_DENTRY, &dentry_key(parent, name))? {
             None => return Ok(None),
             Some(v) => parse_id(CF_DENTRY, &v)?,
         };
@@ -378,10 +415,16 @@ impl ReadView for RocksStore {
         Ok(Some(child))
     }
 
-    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+    fn children_at(
+        &self,
+        at: At<'_>,
+        parent: InodeId,
+        start_after: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, InodeId)>, StoreError> {
         let prefix = parent.to_be_bytes();
         let from = dentry_key(parent, start_after);
-        let mut ro = Self::read_opts();
+        let mut ro = Self::opts_at(at);
         let mut upper = prefix.to_vec();
         // parent + 1 bounds the scan; parent is never u64::MAX (ids are allocated upwards from 16386).
         upper.copy_from_slice(&(parent + 1).to_be_bytes());
@@ -410,20 +453,17 @@ impl ReadView for RocksStore {
         Ok(out)
     }
 
-    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.get(CF_META, key.as_bytes())?.map(|v| v.to_vec()))
-    }
-
-    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
-        match self.get(CF_RETRY, &retry_key(key))? {
-            None => Ok(None),
-            Some(v) => decode_value(CF_RETRY, &v).map(Some),
-        }
-    }
-
-    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+    fn retry_older_than_at(
+        &self,
+        at: At<'_>,
+        before_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, RetryKey)>, StoreError> {
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(CF_RETRY_TIME), IteratorMode::Start) {
+        let it = self
+            .db
+            .iterator_cf_opt(self.cf(CF_RETRY_TIME), Self::opts_at(at), IteratorMode::Start);
+        for item in it {
             let (k, _) = item.map_err(io)?;
             if k.len() < 8 || out.len() >= limit {
                 break;
@@ -437,24 +477,106 @@ impl ReadView for RocksStore {
         Ok(out)
     }
 
-    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
-        match self.get(CF_BLOCK, &id.to_be_bytes())? {
+    fn decoded_at<T: serde::de::DeserializeOwned>(
+        &self,
+        at: At<'_>,
+        cf: &'static str,
+        key: &[u8],
+    ) -> Result<Option<T>, StoreError> {
+        match self.get_at(at, cf, key)? {
             None => Ok(None),
-            Some(v) => decode_value(CF_BLOCK, &v).map(Some),
+            Some(v) => decode_value(cf, &v).map(Some),
         }
     }
+}
 
+/// Reads of the live store: each read sees the latest commit (for reads
+/// that need no consistency across calls; planning and client reads go
+/// through [`Store::view`]).
+impl ReadView for RocksStore {
+    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        self.inode_at(LIVE, id)
+    }
+    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        self.child_at(LIVE, parent, name)
+    }
+    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+        self.children_at(LIVE, parent, start_after, limit)
+    }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.get_at(LIVE, CF_META, key.as_bytes())?.map(|v| v.to_vec()))
+    }
+    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
+        self.decoded_at(LIVE, CF_RETRY, &retry_key(key))
+    }
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        self.retry_older_than_at(LIVE, before_ms, limit)
+    }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        self.decoded_at(LIVE, CF_BLOCK, &id.to_be_bytes())
+    }
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
-        match self.get(CF_LEASE, holder.as_bytes())? {
-            None => Ok(None),
-            Some(v) => decode_value(CF_LEASE, &v).map(Some),
+        self.decoded_at(LIVE, CF_LEASE, holder.as_bytes())
+    }
+}
+
+/// One committed state: a RocksDB snapshot taken under the cache lock, so it
+/// and the cache version it records match (a commit writes RocksDB and
+/// bumps the version under that lock). The directory cache serves the view
+/// only while no commit has moved it past that version.
+pub struct RocksView<'a> {
+    store: &'a RocksStore,
+    snapshot: rocksdb::Snapshot<'a>,
+    version: u64,
+}
+
+impl RocksView<'_> {
+    fn at(&self) -> At<'_> {
+        At {
+            snapshot: Some(&self.snapshot),
+            version: Some(self.version),
         }
+    }
+}
+
+impl ReadView for RocksView<'_> {
+    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        self.store.inode_at(self.at(), id)
+    }
+    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        self.store.child_at(self.at(), parent, name)
+    }
+    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+        self.store.children_at(self.at(), parent, start_after, limit)
+    }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .store
+            .get_at(self.at(), CF_META, key.as_bytes())?
+            .map(|v| v.to_vec()))
+    }
+    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_RETRY, &retry_key(key))
+    }
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        self.store.retry_older_than_at(self.at(), before_ms, limit)
+    }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_BLOCK, &id.to_be_bytes())
+    }
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_LEASE, holder.as_bytes())
     }
 }
 
 impl Store for RocksStore {
     fn view(&self) -> Box<dyn ReadView + '_> {
-        Box::new(self)
+        let cache = self.cache.read();
+        Box::new(RocksView {
+            store: self,
+            snapshot: self.db.snapshot(),
+            version: cache.version,
+        })
     }
 
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
@@ -724,5 +846,41 @@ mod tests {
             None,
             "entries of uncached inodes stay out"
         );
+    }
+
+    #[test]
+    fn a_view_sees_one_committed_state() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let s = RocksStore::open(tmp.path(), &RocksStoreOptions::default()).expect("open");
+        put(&s, dir(20000, 1));
+        put(&s, dir(20001, 0));
+        link(&s, 20000, "d", Some(20001));
+        // Warm the cache, so the view could be tempted to read it.
+        s.inode(20001).unwrap();
+        s.child(20000, "d").unwrap();
+        let v = s.view();
+        // A commit on another thread removes the entry and its inode at once.
+        std::thread::scope(|t| {
+            t.spawn(|| {
+                let mut b = WriteBatch::default();
+                b.dentries.insert((20000, "d".into()), None);
+                b.inodes.insert(20001, None);
+                b.inodes.insert(20000, Some(dir(20000, 0)));
+                s.commit(b).expect("commit");
+            });
+        });
+        assert_eq!(
+            v.child(20000, "d").unwrap(),
+            Some(20001),
+            "the view predates the delete"
+        );
+        assert!(v.inode(20001).unwrap().is_some(), "... so the inode is there too");
+        assert_eq!(v.inode(20000).unwrap().unwrap().children(), 1);
+        assert_eq!(v.children(20000, "", 10).unwrap().len(), 1);
+        drop(v);
+        let now = s.view();
+        assert_eq!(now.child(20000, "d").unwrap(), None);
+        assert_eq!(now.inode(20001).unwrap(), None);
+        assert_eq!(now.inode(20000).unwrap().unwrap().children(), 0);
     }
 }

@@ -1,0 +1,211 @@
+//! The nemesis: random faults, one at a time so a majority always stays
+//! up, drawn from a seeded generator.
+//!
+//! Faults: kill -9 of a member (restarted on its directory when the fault
+//! ends), SIGSTOP of a member (SIGCONT at the end), a member isolated from
+//! the others (every link through its proxies cut both ways), one directed
+//! link cut, and a slow disk (every fsync of a member's Raft log delayed).
+//! Half the time the target is the leader of the moment, else any member.
+//! The choices and durations come from the seed; which member leads at
+//! that moment depends on timing, so a replay repeats the schedule, not
+//! necessarily the exact targets. Every fault is printed as it happens.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use rand::rngs::StdRng;
+use rand::Rng;
+
+use super::proxy::LinkProxy;
+use crate::localns::LocalNameservice;
+
+/// Quiet time between two faults, ms (low, high).
+pub const QUIET_MS: (u64, u64) = (500, 2000);
+/// How long one fault lasts, ms (low, high).
+pub const HOLD_MS: (u64, u64) = (1000, 5000);
+/// Injected delay per fsync of a slow disk, ms (low, high).
+pub const SLOW_FSYNC_MS: (u64, u64) = (100, 1500);
+
+#[derive(Debug, Clone)]
+pub enum Fault {
+    Kill(u64),
+    Pause(u64),
+    Isolate(u64),
+    CutLink { from: u64, to: u64 },
+    SlowDisk { member: u64, delay_ms: u64 },
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Kill(m) => write!(f, "kill -9 member {m}, restart after"),
+            Fault::Pause(m) => write!(f, "SIGSTOP member {m}"),
+            Fault::Isolate(m) => write!(f, "partition member {m} from the others"),
+            Fault::CutLink { from, to } => write!(f, "cut link {from} -> {to}"),
+            Fault::SlowDisk { member, delay_ms } => write!(f, "slow disk on member {member}: +{delay_ms} ms per fsync"),
+        }
+    }
+}
+
+pub struct Nemesis {
+    pub ns: LocalNameservice,
+    /// Proxies by (from, to) member.
+    pub links: BTreeMap<(u64, u64), LinkProxy>,
+    rng: StdRng,
+    started: Instant,
+    /// What was done, with times since the start, for the run's report.
+    pub done: Vec<String>,
+}
+
+fn slow_file(ns: &LocalNameservice, m: u64) -> std::path::PathBuf {
+    ns.root().join(format!("slow-disk-m{m}"))
+}
+
+impl Nemesis {
+    /// Put a proxy on every directed link and point each member's peer
+    /// routes and slow-disk file at them (before the members start).
+    pub async fn wire(mut ns: LocalNameservice, rng: StdRng, started: Instant) -> anyhow::Result<Nemesis> {
+        let ids: Vec<u64> = ns.members.iter().map(|m| m.id).collect();
+        let mut links = BTreeMap::new();
+        for &from in &ids {
+            let mut routes = Vec::new();
+            for &to in ids.iter().filter(|&&t| t != from) {
+                let target = ns.member(to).addr.parse().context("member address")?;
+                let p = LinkProxy::start(target).await.context("start link proxy")?;
+                routes.push(format!("{to}={}", p.listen));
+                links.insert((from, to), p);
+            }
+            let slow = slow_file(&ns, from);
+            let m = ns.member(from);
+            m.env.push(("RAFTFS_FAILPOINT_PEER_ROUTES".into(), routes.join(",")));
+            m.env
+                .push(("RAFTFS_FAILPOINT_SLOW_DISK_FILE".into(), slow.display().to_string()));
+        }
+        Ok(Nemesis {
+            ns,
+            links,
+            rng,
+            started,
+            done: Vec::new(),
+        })
+    }
+
+    fn between(&mut self, (lo, hi): (u64, u64)) -> u64 {
+        self.rng.gen_range(lo..=hi)
+    }
+
+    async fn pick_target(&mut self) -> u64 {
+        let ids: Vec<u64> = self.ns.members.iter().map(|m| m.id).collect();
+        let any = ids[self.rng.gen_range(0..ids.len())];
+        if self.rng.gen_bool(0.5) {
+            self.ns.current_leader().await.unwrap_or(any)
+        } else {
+            any
+        }
+    }
+
+    async fn draw(&mut self) -> Fault {
+        let kind = self.rng.gen_range(0..5);
+        let target = self.pick_target().await;
+        match kind {
+            0 => Fault::Kill(target),
+            1 => Fault::Pause(target),
+            2 => Fault::Isolate(target),
+            3 => {
+                let others: Vec<u64> = self.ns.members.iter().map(|m| m.id).filter(|&m| m != target).collect();
+                let to = others[self.rng.gen_range(0..others.len())];
+                // Either direction of a link touching the target.
+                if self.rng.gen_bool(0.5) {
+                    Fault::CutLink { from: target, to }
+                } else {
+                    Fault::CutLink { from: to, to: target }
+                }
+            }
+            _ => {
+                let delay_ms = self.between(SLOW_FSYNC_MS);
+                Fault::SlowDisk {
+                    member: target,
+                    delay_ms,
+                }
+            }
+        }
+    }
+
+    fn set_links(&self, member: u64, up: bool) {
+        for ((from, to), p) in &self.links {
+            if *from == member || *to == member {
+                p.set_up(up);
+            }
+        }
+    }
+
+    fn inject(&mut self, f: &Fault) -> anyhow::Result<()> {
+        match f {
+            Fault::Kill(m) => self.ns.kill(*m),
+            Fault::Pause(m) => self.ns.signal_pause(*m, true),
+            Fault::Isolate(m) => {
+                self.set_links(*m, false);
+                Ok(())
+            }
+            Fault::CutLink { from, to } => {
+                self.links[&(*from, *to)].set_up(false);
+                Ok(())
+            }
+            Fault::SlowDisk { member, delay_ms } => {
+                std::fs::write(slow_file(&self.ns, *member), delay_ms.to_string()).context("write slow-disk file")
+            }
+        }
+    }
+
+    fn heal(&mut self, f: &Fault) -> anyhow::Result<()> {
+        match f {
+            Fault::Kill(m) => self.ns.start(*m),
+            Fault::Pause(m) => self.ns.signal_pause(*m, false),
+            Fault::Isolate(m) => {
+                self.set_links(*m, true);
+                Ok(())
+            }
+            Fault::CutLink { from, to } => {
+                self.links[&(*from, *to)].set_up(true);
+                Ok(())
+            }
+            Fault::SlowDisk { member, .. } => {
+                std::fs::remove_file(slow_file(&self.ns, *member)).context("remove slow-disk file")
+            }
+        }
+    }
+
+    fn secs(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Inject faults until `until`, then leave everything healed. A member
+    /// that exits by itself is an error (a crash).
+    pub async fn run_until(&mut self, until: Instant) -> anyhow::Result<()> {
+        loop {
+            let quiet = self.between(QUIET_MS);
+            tokio::time::sleep(Duration::from_millis(quiet)).await;
+            self.check_no_crash()?;
+            if Instant::now() >= until {
+                return Ok(());
+            }
+            let fault = self.draw().await;
+            let hold = self.between(HOLD_MS);
+            let line = format!("  t={:6.2}s  {fault} for {:.1}s", self.secs(), hold as f64 / 1000.0);
+            println!("{line}");
+            self.done.push(line);
+            self.inject(&fault)?;
+            tokio::time::sleep(Duration::from_millis(hold)).await;
+            self.heal(&fault)?;
+        }
+    }
+
+    fn check_no_crash(&mut self) -> anyhow::Result<()> {
+        let crashed = self.ns.exited();
+        if !crashed.is_empty() {
+            anyhow::bail!("members exited by themselves (crash): {crashed:?}");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,43 @@
+//! The fault harness in the test suite: `raftfs bench faults` (real member
+//! processes, a fault-injecting proxy on every link, kill -9, SIGSTOP,
+//! partitions, slow disk) with fixed seeds, short runs, both stores. The
+//! acceptance soak is the same command by hand:
+//! `raftfs bench faults --seed 1 --runs 20 --secs 60 --clients 16`.
+//! A failure prints the seed and the command that replays it, and keeps
+//! the run's directory (logs, data, history.txt).
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_raftfs");
+/// Seconds of faults per run in the suite (the soak uses 60).
+const SECS: &str = "20";
+
+fn faults(store: &str, seed: u64) {
+    println!("fault run: store {store}, seed {seed}");
+    let out = Command::new(BIN)
+        .args(["bench", "faults", "--runs", "1", "--secs", SECS, "--clients", "16"])
+        .args(["--seed", &seed.to_string(), "--store", store])
+        .output()
+        .expect("run raftfs bench faults");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}{stderr}");
+    assert!(out.status.success(), "fault run failed (seed {seed}, store {store})");
+    assert!(stdout.contains("linearizable: yes"), "{stdout}");
+    assert!(
+        stdout.contains("acknowledged creates lost: 0; applied twice: 0; unexpected errors: 0"),
+        "{stdout}"
+    );
+    let faults: usize = stdout.lines().filter(|l| l.trim_start().starts_with("t=")).count();
+    assert!(faults >= 3, "a {SECS} s run injects several faults, saw {faults}");
+}
+
+#[test]
+fn random_faults_rocksdb() {
+    faults("rocksdb", 101);
+}
+
+#[test]
+fn random_faults_memory() {
+    faults("memory", 202);
+}
