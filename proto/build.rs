@@ -10,6 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .bytes(".raftfs.v1.WritePacket.checksums")
         .bytes(".raftfs.v1.ReadChunk.data")
         .bytes(".raftfs.v1.ReadChunk.checksums")
+        .bytes(".raftfs.v1.SnapshotChunk.data")
         .compile_protos(&["proto/raftfs.proto"], &["proto"])?;
     Ok(())
 }

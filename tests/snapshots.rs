@@ -28,6 +28,10 @@ async fn lagging_member_catches_up_by_snapshot() {
         let mut c = common::Cluster::start_with(3, store, &["--snapshot-logs", "20", "--snapshot-keep-logs", "0"]);
         c.wait_ready().await;
         write_dirs(&c, "/before", 10).await;
+        let last3 = info(&c.members[&3].clone())
+            .await
+            .expect("member 3 answers")
+            .last_log_index;
         c.kill(3);
         // Enough entries for several snapshots, so the log the lagging member needs is purged.
         write_dirs(&c, "/while-down", 150).await;
@@ -35,6 +39,28 @@ async fn lagging_member_catches_up_by_snapshot() {
             c.dir(1).join("snapshot.bin").exists() || c.dir(2).join("snapshot.bin").exists(),
             "no snapshot was taken"
         );
+        // openraft may hold a purge back while entries are in flight to a
+        // follower: wait until the leader has purged what member 3 lacks,
+        // so only a snapshot can bring it back.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let mut purged = 0;
+            for a in c.members.values() {
+                if let Some(i) = info(a).await {
+                    if i.role == "LEADER" {
+                        purged = i.purged_index;
+                    }
+                }
+            }
+            if purged > last3 {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the leader did not purge past index {last3} ({store})"
+            );
+            write_dirs(&c, "/more", 5).await;
+        }
         c.start_member(3);
         let addr3 = c.members[&3].clone();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);

@@ -18,6 +18,7 @@
 //! `failover` times a nameservice's recovery from kill -9 of its leader.
 //! `data` measures put and get of a large file against the disk's limits;
 //! `blockreport` times a member processing a full block report.
+//! `snapshot` times checkpoints (take, install, restart) at a large namespace.
 //! `faults` runs a nameservice of real processes under random faults and
 //! checks the clients' history for linearizability and lost or doubled ops.
 
@@ -28,6 +29,7 @@ mod localns;
 mod names;
 mod nnmemory;
 mod nnthroughput;
+mod snapshot;
 mod target;
 
 use clap::{Args, Subcommand};
@@ -54,6 +56,8 @@ pub enum BenchCmd {
     /// recorded client load; checks linearizability and that nothing
     /// acknowledged is lost or applied twice. Starts its own nameservice.
     Faults(faults::FaultArgs),
+    /// Snapshot take, install on a new member, and restart-to-serving at a large namespace.
+    Snapshot(snapshot::SnapshotArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -64,5 +68,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Data(a) => datapath::run(a).await,
         BenchCmd::Blockreport(a) => datapath::blockreport(a).await,
         BenchCmd::Faults(a) => faults::run(a).await,
+        BenchCmd::Snapshot(a) => snapshot::run(a).await,
     }
 }

@@ -53,6 +53,12 @@ pub async fn single_member_with(
 ) -> Result<Member, FsError> {
     let members = BTreeMap::from([(1u64, "127.0.0.1:1".to_string())]);
     format_member(dir, &test_version(1, &members, superuser))?;
+    open_single_member(dir, store, max_ops_per_entry).await
+}
+
+/// Open (or reopen, after a shutdown) the single-member nameservice
+/// formatted in `dir`, and wait until it serves calls.
+pub async fn open_single_member(dir: &Path, store: StoreKind, max_ops_per_entry: usize) -> Result<Member, FsError> {
     let cfg = MemberConfig {
         dir: dir.to_path_buf(),
         member_id: 1,

@@ -87,6 +87,39 @@ fn engine_expires_retry_records_rocksdb() {
     check_engine(RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap());
 }
 
+/// A retried attribute change is answered from the table, not re-run: re-run
+/// after another client deleted the path it would say FileNotFound for a
+/// change that was made (found by the fault harness's checker).
+#[test]
+fn retried_attribute_changes_answer_their_first_result() {
+    let e = Engine::open(MemStore::new(), &info()).unwrap();
+    e.execute(&ctx(1), &mkdir(7), 1_000).unwrap();
+    let chmod = Op::SetPermission {
+        path: "/d7".into(),
+        permission: raftfs_proto::Permission(0o700),
+    };
+    let first = e.execute(&ctx(2), &chmod, 1_001).unwrap();
+    let other = CallCtx {
+        client_id: "other".into(),
+        ..ctx(1)
+    };
+    let delete = Op::Delete {
+        path: "/d7".into(),
+        recursive: true,
+    };
+    assert_eq!(e.execute(&other, &delete, 1_002).unwrap(), OpResult::Bool(true));
+    assert_eq!(
+        e.execute(&ctx(2), &chmod, 1_003).unwrap(),
+        first,
+        "the retry gets the first answer"
+    );
+    // A new call is run: the path is gone.
+    assert!(matches!(
+        e.execute(&ctx(3), &chmod, 1_004),
+        Err(FsError::FileNotFound(_))
+    ));
+}
+
 /// Two entries applied through one overlay, or committed one by one, leave
 /// the same store.
 #[test]

@@ -178,23 +178,43 @@ pub fn check_ctx(ctx: &CallCtx) -> Result<(), FsError> {
     Ok(())
 }
 
-/// Non-idempotent operations whose first result the retry cache keeps.
+/// Writes whose first successful result the retry table keeps, so a call
+/// retried after its reply was lost (a failover) is answered, not re-run.
+/// Every write whose re-execution could answer differently is here, even
+/// the ones HDFS marks `@Idempotent` (setPermission, setOwner, setTimes,
+/// setReplication, complete): re-run after another client deleted the path,
+/// they would report FileNotFound for a change that was made, which the
+/// fault harness's checker caught as a linearizability violation.
+/// Exhaustive, so a new op has to decide.
 pub fn is_cached_in_retry_table(op: &Op) -> bool {
-    matches!(
-        op,
+    match op {
         Op::Create { .. }
-            | Op::Rename { .. }
-            | Op::Rename2 { .. }
-            | Op::Delete { .. }
-            | Op::Mkdirs { .. }
-            | Op::SetQuota { .. }
-            | Op::AddBlock { .. }
-            | Op::AbandonBlock { .. }
-            | Op::UpdateBlockForPipeline { .. }
-            | Op::UpdatePipeline { .. }
-            | Op::Append { .. }
-            | Op::RecoverLease { .. }
-    )
+        | Op::Complete { .. }
+        | Op::Rename { .. }
+        | Op::Rename2 { .. }
+        | Op::Delete { .. }
+        | Op::Mkdirs { .. }
+        | Op::SetPermission { .. }
+        | Op::SetOwner { .. }
+        | Op::SetReplication { .. }
+        | Op::SetTimes { .. }
+        | Op::SetQuota { .. }
+        | Op::AddBlock { .. }
+        | Op::AbandonBlock { .. }
+        | Op::UpdateBlockForPipeline { .. }
+        | Op::UpdatePipeline { .. }
+        | Op::Append { .. }
+        | Op::RecoverLease { .. }
+        | Op::CommitBlockSynchronization { .. }
+        | Op::SetDatanodeAdmin { .. } => true,
+        // Renewing a lease again is the same as renewing it once; reads are not logged.
+        Op::RenewLease
+        | Op::GetFileInfo { .. }
+        | Op::GetListing { .. }
+        | Op::GetContentSummary { .. }
+        | Op::GetBlockLocations { .. }
+        | Op::GetAdditionalDatanode { .. } => false,
+    }
 }
 
 /// Plan and stage one write on `overlay`, answering a retried call from the

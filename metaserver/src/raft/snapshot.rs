@@ -7,8 +7,12 @@
 //! verified before anything is decoded; a mismatch is an `InvalidData`
 //! error. Files are written to a temporary name, fsynced, then renamed.
 //!
-//! Caveat (the HA issue's): the whole image is one buffer in memory and one
-//! message on the wire; chunked streaming and RocksDB checkpoints come later.
+//! On the wire an image travels as a stream of chunks (`raft::network`,
+//! `InstallSnapshot`), so no single message holds it.
+//!
+//! Caveat (the HA issue's): the whole image is one buffer in memory on both
+//! sides, and for RocksDB it is an export of every record, not a RocksDB
+//! checkpoint of the SST files.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

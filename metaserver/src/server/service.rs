@@ -95,6 +95,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
             applied_index: m.last_applied.as_ref().map_or(0, |l| l.index),
             health: self.member.health().describe(),
             snapshot_index: m.snapshot.as_ref().map_or(0, |l| l.index),
+            purged_index: m.purged.as_ref().map_or(0, |l| l.index),
             reads_served: self.member.reads_served(),
             members: {
                 let membership = m.membership_config.membership();
