@@ -167,7 +167,13 @@ fn main() {
                 user,
                 args,
             } => cli_dfsadmin::fsck(nameservices.or(fs), user, args).await,
-            Cmd::Bench(b) => report(raftfs_bench::run(b).await),
+            Cmd::Bench(b) => {
+                // Benches print their own figures; logs only when asked for.
+                if std::env::var_os("RUST_LOG").is_some() {
+                    init_tracing();
+                }
+                report(raftfs_bench::run(b).await)
+            }
         }
     });
     // Drop every task (and with them open RocksDB handles) before the

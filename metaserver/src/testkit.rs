@@ -75,8 +75,11 @@ pub async fn open_single_member(dir: &Path, store: StoreKind, max_ops_per_entry:
     Ok(member)
 }
 
+/// How long [`wait_serving`] waits (a restart at millions of inodes included).
+pub const SERVING_WAIT_MS: u64 = 60_000;
+
 /// Retry a harmless read until the member answers it (leader elected,
-/// namespace formatted), for at most 10 s.
+/// namespace formatted), for at most [`SERVING_WAIT_MS`].
 pub async fn wait_serving(member: &Member) -> Result<(), FsError> {
     let ctx = CallCtx {
         client_id: "wait".into(),
@@ -84,7 +87,7 @@ pub async fn wait_serving(member: &Member) -> Result<(), FsError> {
         user: "probe".into(),
         groups: vec![],
     };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(SERVING_WAIT_MS);
     loop {
         match member.call(ctx.clone(), Op::GetFileInfo { path: "/".into() }).await {
             Ok(OpResult::Status(Some(_))) => return Ok(()),

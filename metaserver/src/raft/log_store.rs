@@ -136,6 +136,9 @@ impl LogStore {
         // The log is written once, read mostly while it is hot, and purged
         // behind snapshots: no compression, a modest write buffer.
         opts.set_write_buffer_size(32 * 1024 * 1024);
+        // The vote and purge marks (a rarely written column family) would
+        // otherwise pin old WAL files, and a restart would replay them all.
+        opts.set_max_total_wal_size(MAX_LOG_WAL_BYTES);
         opts.set_compression_type(rocksdb::DBCompressionType::None);
         let cfs = [CF_LOG, CF_RAFT_META].map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
         let db = Arc::new(DB::open_cf_descriptors(&opts, dir, cfs).map_err(other("open raft log"))?);
@@ -180,6 +183,9 @@ impl LogStore {
         self.db.write_opt(wb, &wo).map_err(other("write raft meta"))
     }
 }
+
+/// Bound on the raft log's own RocksDB write-ahead log, bytes.
+const MAX_LOG_WAL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Fault injection: `RAFTFS_FAILPOINT_SLOW_DISK_FILE=<path>` (see
 /// `server::failpoint`). Unset in production.

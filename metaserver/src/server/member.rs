@@ -201,6 +201,7 @@ impl Member {
     pub async fn open(cfg: &MemberConfig) -> Result<Member, FsError> {
         let version = layout::check(&cfg.dir, cfg.member_id, cfg.expect_cluster_id.as_deref())
             .map_err(|e| FsError::InvalidArgument(e.to_string()))?;
+        let opening = std::time::Instant::now();
         let store: Arc<dyn Store> = match cfg.store {
             StoreKind::Memory => Arc::new(MemStore::new()),
             StoreKind::Rocksdb => Arc::new(RocksStore::open(
@@ -208,12 +209,15 @@ impl Member {
                 &RocksStoreOptions::default(),
             )?),
         };
+        let store_ms = opening.elapsed().as_millis() as u64;
         let log = LogStore::open(&layout::raft_log_dir(&cfg.dir))
             .map_err(|e| FsError::Storage(format!("open raft log: {e}")))?;
+        let log_ms = opening.elapsed().as_millis() as u64 - store_ms;
         let checks = HealthChecks::new(&cfg.dir, cfg.health.clone(), log.io_stats());
         let blocks = Arc::new(BlockManager::new(cfg.blocks.clone()));
         let sm = NsStateMachine::open(store, blocks.clone(), &cfg.dir)
             .map_err(|e| FsError::Storage(format!("open state machine: {e}")))?;
+        let sm_ms = opening.elapsed().as_millis() as u64 - store_ms - log_ms;
         let shared = sm.shared();
         let t = &cfg.timings;
         let config = openraft::Config {
@@ -234,6 +238,13 @@ impl Member {
         let raft = Raft::new(cfg.member_id, Arc::new(config), NetworkFactory::default(), log, sm)
             .await
             .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
+        tracing::info!(
+            store_ms,
+            log_ms,
+            state_machine_ms = sm_ms,
+            total_ms = opening.elapsed().as_millis() as u64,
+            "opened the namespace, the Raft log and the state machine"
+        );
         let batcher = Batcher::start(raft.clone(), cfg.max_ops_per_entry, write_error);
         let read_index_client = ReadIndexClient::new(
             raft.clone(),
