@@ -1,0 +1,270 @@
+//! Reads of the RocksDB store: of the live store (each read sees the latest
+//! commit) or of a [`RocksView`], one RocksDB snapshot paired with the
+//! directory cache's version, so a sequence of reads sees one committed
+//! state and the cache serves it only while no commit has moved past it.
+
+use rocksdb::{Direction, IteratorMode, ReadOptions};
+
+use super::keys::*;
+use super::{
+    DirCache, RocksStore, CF_BLOCK, CF_DENTRY, CF_INODE, CF_LEASE, CF_META, CF_RETRY, CF_RETRY_TIME,
+    MAX_CACHED_DIRECTORIES, MAX_CACHED_DIRECTORY_ENTRIES,
+};
+use crate::inode::{Inode, InodeId};
+use crate::store::{BlockId, BlockRecord, LeaseRecord, ReadView, RetryKey, RetryRecord, StoreError};
+
+/// Where a read looks: the live store, or one snapshot and the cache
+/// version that matches it.
+#[derive(Clone, Copy)]
+pub(super) struct At<'s> {
+    snapshot: Option<&'s rocksdb::Snapshot<'s>>,
+    /// The cache may serve (and learn from) this read only at this version;
+    /// `None`: at whatever version it has (live reads).
+    version: Option<u64>,
+}
+
+pub(super) const LIVE: At<'static> = At {
+    snapshot: None,
+    version: None,
+};
+
+impl RocksStore {
+    fn opts_at(at: At<'_>) -> ReadOptions {
+        let mut ro = Self::read_opts();
+        if let Some(s) = at.snapshot {
+            ro.set_snapshot(s);
+        }
+        ro
+    }
+
+    fn get_at(&self, at: At<'_>, cf: &str, key: &[u8]) -> Result<Option<rocksdb::DBPinnableSlice<'_>>, StoreError> {
+        self.db
+            .get_pinned_cf_opt(self.cf(cf), key, &Self::opts_at(at))
+            .map_err(io)
+    }
+
+    /// The cache version a read at `at` may use, and whether it may use the cache.
+    fn cache_version(cache: &DirCache, at: At<'_>) -> (u64, bool) {
+        match at.version {
+            Some(v) => (v, v == cache.version),
+            None => (cache.version, true),
+        }
+    }
+
+    fn inode_at(&self, at: At<'_>, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        let version = {
+            let cache = self.cache.read();
+            let (version, usable) = Self::cache_version(&cache, at);
+            if usable {
+                if let Some(d) = cache.dirs.get(&id) {
+                    return Ok(Some(d.clone()));
+                }
+            }
+            version
+        };
+        match self.get_at(at, CF_INODE, &id.to_be_bytes())? {
+            None => Ok(None),
+            Some(v) => {
+                let inode: Inode = decode_value(CF_INODE, &v)?;
+                if inode.id != id {
+                    return Err(StoreError::Corrupt {
+                        table: CF_INODE,
+                        detail: format!("record {} stored under {id}", inode.id),
+                    });
+                }
+                if inode.is_dir() {
+                    let mut cache = self.cache.write();
+                    if cache.version == version && cache.dirs.len() < MAX_CACHED_DIRECTORIES {
+                        cache.dirs.insert(id, inode.clone());
+                    }
+                }
+                Ok(Some(inode))
+            }
+        }
+    }
+
+    fn child_at(&self, at: At<'_>, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        let version = {
+            let cache = self.cache.read();
+            let (version, usable) = Self::cache_version(&cache, at);
+            if usable {
+                if let Some(c) = cache.entry(parent, name) {
+                    return Ok(Some(c));
+                }
+            }
+            version
+        };
+        let child = match self.get_at(at, CF_DENTRY, &dentry_key(parent, name))? {
+            None => return Ok(None),
+            Some(v) => parse_id(CF_DENTRY, &v)?,
+        };
+        if self.cache.read().dirs.contains_key(&child) {
+            let mut cache = self.cache.write();
+            if cache.version == version
+                && cache.entry_count < MAX_CACHED_DIRECTORY_ENTRIES
+                && cache
+                    .entries
+                    .entry(parent)
+                    .or_default()
+                    .insert(name.into(), child)
+                    .is_none()
+            {
+                cache.entry_count += 1;
+            }
+        }
+        Ok(Some(child))
+    }
+
+    fn children_at(
+        &self,
+        at: At<'_>,
+        parent: InodeId,
+        start_after: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, InodeId)>, StoreError> {
+        let prefix = parent.to_be_bytes();
+        let from = dentry_key(parent, start_after);
+        let mut ro = Self::opts_at(at);
+        let mut upper = prefix.to_vec();
+        // parent + 1 bounds the scan; parent is never u64::MAX (ids are allocated upwards from 16386).
+        upper.copy_from_slice(&(parent + 1).to_be_bytes());
+        ro.set_iterate_upper_bound(upper);
+        let it = self
+            .db
+            .iterator_cf_opt(self.cf(CF_DENTRY), ro, IteratorMode::From(&from, Direction::Forward));
+        let mut out = Vec::new();
+        for item in it {
+            let (k, v) = item.map_err(io)?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            let name = std::str::from_utf8(&k[8..]).map_err(|e| StoreError::Corrupt {
+                table: CF_DENTRY,
+                detail: e.to_string(),
+            })?;
+            if !start_after.is_empty() && name == start_after {
+                continue;
+            }
+            out.push((name.to_string(), parse_id(CF_DENTRY, &v)?));
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn retry_older_than_at(
+        &self,
+        at: At<'_>,
+        before_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        let mut out = Vec::new();
+        let it = self
+            .db
+            .iterator_cf_opt(self.cf(CF_RETRY_TIME), Self::opts_at(at), IteratorMode::Start);
+        for item in it {
+            let (k, _) = item.map_err(io)?;
+            if k.len() < 8 || out.len() >= limit {
+                break;
+            }
+            let time = (u64::from_be_bytes(k[..8].try_into().expect("8 bytes")) ^ (1 << 63)) as i64;
+            if time >= before_ms {
+                break;
+            }
+            out.push((time, parse_retry_key(&k[8..])?));
+        }
+        Ok(out)
+    }
+
+    fn decoded_at<T: serde::de::DeserializeOwned>(
+        &self,
+        at: At<'_>,
+        cf: &'static str,
+        key: &[u8],
+    ) -> Result<Option<T>, StoreError> {
+        match self.get_at(at, cf, key)? {
+            None => Ok(None),
+            Some(v) => decode_value(cf, &v).map(Some),
+        }
+    }
+}
+
+/// Reads of the live store: each read sees the latest commit (for reads
+/// that need no consistency across calls; planning and client reads go
+/// through [`Store::view`]).
+impl ReadView for RocksStore {
+    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        self.inode_at(LIVE, id)
+    }
+    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        self.child_at(LIVE, parent, name)
+    }
+    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+        self.children_at(LIVE, parent, start_after, limit)
+    }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.get_at(LIVE, CF_META, key.as_bytes())?.map(|v| v.to_vec()))
+    }
+    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
+        self.decoded_at(LIVE, CF_RETRY, &retry_key(key))
+    }
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        self.retry_older_than_at(LIVE, before_ms, limit)
+    }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        self.decoded_at(LIVE, CF_BLOCK, &id.to_be_bytes())
+    }
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        self.decoded_at(LIVE, CF_LEASE, holder.as_bytes())
+    }
+}
+
+/// One committed state: a RocksDB snapshot taken under the cache lock, so it
+/// and the cache version it records match (a commit writes RocksDB and
+/// bumps the version under that lock). The directory cache serves the view
+/// only while no commit has moved it past that version.
+pub struct RocksView<'a> {
+    pub(super) store: &'a RocksStore,
+    pub(super) snapshot: rocksdb::Snapshot<'a>,
+    pub(super) version: u64,
+}
+
+impl RocksView<'_> {
+    fn at(&self) -> At<'_> {
+        At {
+            snapshot: Some(&self.snapshot),
+            version: Some(self.version),
+        }
+    }
+}
+
+impl ReadView for RocksView<'_> {
+    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        self.store.inode_at(self.at(), id)
+    }
+    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        self.store.child_at(self.at(), parent, name)
+    }
+    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+        self.store.children_at(self.at(), parent, start_after, limit)
+    }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self
+            .store
+            .get_at(self.at(), CF_META, key.as_bytes())?
+            .map(|v| v.to_vec()))
+    }
+    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_RETRY, &retry_key(key))
+    }
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        self.store.retry_older_than_at(self.at(), before_ms, limit)
+    }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_BLOCK, &id.to_be_bytes())
+    }
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_LEASE, holder.as_bytes())
+    }
+}
