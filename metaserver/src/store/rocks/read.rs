@@ -192,7 +192,7 @@ impl RocksStore {
 
 /// Reads of the live store: each read sees the latest commit (for reads
 /// that need no consistency across calls; planning and client reads go
-/// through [`Store::view`]).
+/// through [`crate::store::Store::view`]).
 impl ReadView for RocksStore {
     fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
         self.inode_at(LIVE, id)
