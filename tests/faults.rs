@@ -29,7 +29,9 @@ fn faults(store: &str, seed: u64) {
         "{stdout}"
     );
     let faults: usize = stdout.lines().filter(|l| l.trim_start().starts_with("t=")).count();
-    assert!(faults >= 3, "a {SECS} s run injects several faults, saw {faults}");
+    // A fault and the quiet before it take at most ~10 s (hold 5 s, quiet
+    // 2 s, probes of paused members): two always start within 20 s.
+    assert!(faults >= 2, "a {SECS} s run injects several faults, saw {faults}");
 }
 
 #[test]
