@@ -46,8 +46,10 @@ pub struct SnapshotArgs {
 
 /// Most ops a member's batcher packs per log entry during the fill.
 const FILL_OPS_PER_ENTRY: usize = 256;
-/// How long to wait for a triggered snapshot to appear.
+/// How long to wait for a snapshot covering the fill.
 const SNAPSHOT_WAIT_MS: u64 = 600_000;
+/// How long one trigger is given before the next.
+const SNAPSHOT_RETRIGGER_MS: u64 = 2_000;
 
 fn ctx(worker: u64, call: u64) -> CallCtx {
     CallCtx {
@@ -144,13 +146,25 @@ pub async fn run(a: SnapshotArgs) -> anyhow::Result<()> {
     // Take.
     let target = applied(&member);
     let started = Instant::now();
-    member.raft.trigger().snapshot().await.context("trigger snapshot")?;
-    member
-        .raft
-        .wait(Some(Duration::from_millis(SNAPSHOT_WAIT_MS)))
-        .metrics(|m| m.snapshot.is_some_and(|s| s.index >= target), "snapshot taken")
-        .await
-        .context("wait for the snapshot")?;
+    // A trigger while a snapshot is being built (the policy's, during the
+    // fill) is dropped, and that one may end below `target`: trigger again
+    // until a snapshot covers it.
+    let deadline = Instant::now() + Duration::from_millis(SNAPSHOT_WAIT_MS);
+    loop {
+        member.raft.trigger().snapshot().await.context("trigger snapshot")?;
+        let covered = member
+            .raft
+            .wait(Some(Duration::from_millis(SNAPSHOT_RETRIGGER_MS)))
+            .metrics(|m| m.snapshot.is_some_and(|s| s.index >= target), "snapshot taken")
+            .await
+            .is_ok();
+        if covered {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("no snapshot reached log index {target} within {SNAPSHOT_WAIT_MS} ms");
+        }
+    }
     let take = started.elapsed();
     let bytes = snapshot::read_file(&dir)?.context("no snapshot file after the snapshot")?;
     println!(
