@@ -27,6 +27,8 @@ use clap::Args;
 
 use raftfs_client::{ClientOptions, FileSystem, Identity};
 
+use crate::localns::{free_port, LocalNameservice};
+
 /// Bytes per write or read call of the benchmark.
 const IO_BYTES: usize = 4 * 1024 * 1024;
 
@@ -53,11 +55,10 @@ pub struct DataArgs {
     pub kill_datanode_after_mb: Option<u64>,
 }
 
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
 struct LocalCluster {
+    /// The three members (killed on drop).
+    ns: LocalNameservice,
+    /// The DataNodes.
     children: Vec<Child>,
     fs_uri: String,
     dn_dirs: Vec<PathBuf>,
@@ -87,57 +88,15 @@ fn spawn(exe: &Path, args: &[String], log: &Path) -> anyhow::Result<Child> {
 
 async fn start_cluster(root: &Path, datanodes: usize) -> anyhow::Result<LocalCluster> {
     let exe = std::env::current_exe().context("find the raftfs binary")?;
-    let addrs: Vec<String> = (0..3)
-        .map(|_| free_port().map(|p| format!("127.0.0.1:{p}")))
-        .collect::<Result<_, _>>()?;
-    let spec: Vec<String> = addrs
-        .iter()
-        .enumerate()
-        .map(|(i, a)| format!("{}={a}", i + 1))
-        .collect();
-    let mut ids: Vec<String> = Vec::new();
-    for i in 1..=3 {
-        let out = Command::new(&exe)
-            .args(["format", "--member-id", &i.to_string(), "--members", &spec.join(",")])
-            .args(["--superuser", "bench"])
-            .args(&ids)
-            .arg("--dir")
-            .arg(root.join(format!("m{i}")))
-            .output()?;
-        if !out.status.success() {
-            bail!("format: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        if ids.is_empty() {
-            let text = String::from_utf8_lossy(&out.stdout);
-            let line = text
-                .lines()
-                .find(|l| l.starts_with("Format the other members with:"))
-                .context("format printed no ids")?;
-            ids = line
-                .trim_start_matches("Format the other members with:")
-                .split_whitespace()
-                .map(str::to_string)
-                .collect();
-        }
-    }
+    let mut ns = LocalNameservice::format(
+        3,
+        "rocksdb",
+        "--safemode-extension-ms 0 --datanode-dead-ms 5000 --replication-interval-ms 500",
+        "bench",
+    )?;
+    ns.start_all()?;
+    let fs_uri = ns.fs_uri();
     let mut children = Vec::new();
-    for i in 1..=3 {
-        let args: Vec<String> = vec![
-            "metaserver".into(),
-            "--id".into(),
-            i.to_string(),
-            "--dir".into(),
-            root.join(format!("m{i}")).display().to_string(),
-            "--safemode-extension-ms".into(),
-            "0".into(),
-            "--datanode-dead-ms".into(),
-            "5000".into(),
-            "--replication-interval-ms".into(),
-            "500".into(),
-        ];
-        children.push(spawn(&exe, &args, &root.join(format!("m{i}.log")))?);
-    }
-    let fs_uri = format!("raftfs://{}", addrs.join(","));
     let mut dn_dirs = Vec::new();
     let mut dn_addrs = Vec::new();
     for j in 1..=datanodes {
@@ -161,6 +120,7 @@ async fn start_cluster(root: &Path, datanodes: usize) -> anyhow::Result<LocalClu
         dn_dirs.push(dir);
     }
     let cluster = LocalCluster {
+        ns,
         children,
         fs_uri,
         dn_dirs,
@@ -177,7 +137,11 @@ async fn start_cluster(root: &Path, datanodes: usize) -> anyhow::Result<LocalClu
             return Ok(cluster);
         }
         if Instant::now() > deadline {
-            bail!("the cluster did not come up; see the logs in {}", root.display());
+            bail!(
+                "the cluster did not come up; see the logs in {} and {}",
+                cluster.ns.root().display(),
+                root.display()
+            );
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

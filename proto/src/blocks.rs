@@ -121,6 +121,15 @@ pub struct LocatedBlocks {
     pub block_pool_id: String,
 }
 
+impl LocatedBlocks {
+    /// The block holding byte `pos` of the file, if these locations cover it.
+    pub fn block_at(&self, pos: u64) -> Option<&LocatedBlock> {
+        self.blocks
+            .iter()
+            .find(|b| b.offset <= pos && pos < b.offset + b.block.num_bytes)
+    }
+}
+
 /// State of a replica on a DataNode (HDFS `ReplicaState`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ReplicaState {

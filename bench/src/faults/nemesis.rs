@@ -140,35 +140,22 @@ impl Nemesis {
         }
     }
 
-    fn inject(&mut self, f: &Fault) -> anyhow::Result<()> {
+    /// Start (`active`) or end a fault: each fault's two halves side by side.
+    fn set_fault(&mut self, f: &Fault, active: bool) -> anyhow::Result<()> {
         match f {
-            Fault::Kill(m) => self.ns.kill(*m),
-            Fault::Pause(m) => self.ns.signal_pause(*m, true),
-            Fault::Isolate(m) => {
-                self.set_links(*m, false);
-                Ok(())
-            }
-            Fault::CutLink { from, to } => {
-                self.links[&(*from, *to)].set_up(false);
-                Ok(())
-            }
-            Fault::SlowDisk { member, delay_ms } => {
-                std::fs::write(slow_file(&self.ns, *member), delay_ms.to_string()).context("write slow-disk file")
-            }
-        }
-    }
-
-    fn heal(&mut self, f: &Fault) -> anyhow::Result<()> {
-        match f {
+            Fault::Kill(m) if active => self.ns.kill(*m),
             Fault::Kill(m) => self.ns.start(*m),
-            Fault::Pause(m) => self.ns.signal_pause(*m, false),
+            Fault::Pause(m) => self.ns.signal_pause(*m, active),
             Fault::Isolate(m) => {
-                self.set_links(*m, true);
+                self.set_links(*m, !active);
                 Ok(())
             }
             Fault::CutLink { from, to } => {
-                self.links[&(*from, *to)].set_up(true);
+                self.links[&(*from, *to)].set_up(!active);
                 Ok(())
+            }
+            Fault::SlowDisk { member, delay_ms } if active => {
+                std::fs::write(slow_file(&self.ns, *member), delay_ms.to_string()).context("write slow-disk file")
             }
             Fault::SlowDisk { member, .. } => {
                 std::fs::remove_file(slow_file(&self.ns, *member)).context("remove slow-disk file")
@@ -195,9 +182,9 @@ impl Nemesis {
             let line = format!("  t={:6.2}s  {fault} for {:.1}s", self.secs(), hold as f64 / 1000.0);
             println!("{line}");
             self.done.push(line);
-            self.inject(&fault)?;
+            self.set_fault(&fault, true)?;
             tokio::time::sleep(Duration::from_millis(hold)).await;
-            self.heal(&fault)?;
+            self.set_fault(&fault, false)?;
         }
     }
 

@@ -331,13 +331,7 @@ impl FileReader {
             return Ok(None);
         }
         let pos = self.pos;
-        let Some(lb) = self
-            .located
-            .blocks
-            .iter()
-            .find(|b| b.offset <= pos && pos < b.offset + b.block.num_bytes)
-            .cloned()
-        else {
+        let Some(lb) = self.located.block_at(pos).cloned() else {
             return Ok(None);
         };
         let Some(node) = lb
@@ -384,13 +378,7 @@ impl FileReader {
         let mut at = offset;
         let mut refreshed = false;
         while at < end {
-            let Some(lb) = self
-                .located
-                .blocks
-                .iter()
-                .find(|b| b.offset <= at && at < b.offset + b.block.num_bytes)
-                .cloned()
-            else {
+            let Some(lb) = self.located.block_at(at).cloned() else {
                 return Err(FsError::Internal(format!(
                     "no block of {} holds offset {at}",
                     self.path
