@@ -1,6 +1,8 @@
 //! Snapshots and log purging: a member that was down while the log was
-//! purged behind a snapshot catches up by snapshot transfer; a memory-store
-//! nameservice restarts from its snapshot files plus the log tail.
+//! purged behind a snapshot catches up by snapshot transfer (a RocksDB
+//! checkpoint or a memory image, streamed file by file); a nameservice
+//! restarts from its latest snapshot plus the log tail (memory: always;
+//! RocksDB: when its database is gone).
 
 mod common;
 
@@ -13,6 +15,17 @@ async fn info(addr: &str) -> Option<pb::MemberInfoReply> {
         .await
         .ok()?;
     Some(c.member_info(pb::MemberInfoRequest {}).await.ok()?.into_inner())
+}
+
+/// Whether member directory `dir` holds a complete snapshot.
+fn has_snapshot(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir.join("snapshots"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("snap-"))
+        })
+        .unwrap_or(false)
 }
 
 async fn write_dirs(c: &common::Cluster, prefix: &str, n: usize) {
@@ -36,7 +49,7 @@ async fn lagging_member_catches_up_by_snapshot() {
         // Enough entries for several snapshots, so the log the lagging member needs is purged.
         write_dirs(&c, "/while-down", 150).await;
         assert!(
-            c.dir(1).join("snapshot.bin").exists() || c.dir(2).join("snapshot.bin").exists(),
+            has_snapshot(&c.dir(1)) || has_snapshot(&c.dir(2)),
             "no snapshot was taken"
         );
         // openraft may hold a purge back while entries are in flight to a
@@ -89,7 +102,7 @@ async fn lagging_member_catches_up_by_snapshot() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         assert!(
-            c.dir(3).join("snapshot.bin").exists(),
+            has_snapshot(&c.dir(3)),
             "member 3 caught up without installing a snapshot ({store})"
         );
         // Member 3 now serves the data: make it the only one holding a majority with member 1.
@@ -105,14 +118,27 @@ async fn lagging_member_catches_up_by_snapshot() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn memory_store_restarts_from_snapshot_and_log_tail() {
-    let mut c = common::Cluster::start_with(3, "memory", &["--snapshot-logs", "20", "--snapshot-keep-logs", "0"]);
-    c.wait_ready().await;
-    write_dirs(&c, "/s", 120).await;
-    c.kill_all();
-    c.restart_all();
-    c.wait_ready().await;
-    let fs = c.client("hdfs", &["hdfs"]);
-    let listing = fs.list_status("/s").await.unwrap();
-    assert_eq!(listing.len(), 120, "entries lost across a restart from snapshot + log");
+async fn restarts_from_snapshot_and_log_tail() {
+    for store in ["memory", "rocksdb"] {
+        let mut c = common::Cluster::start_with(3, store, &["--snapshot-logs", "20", "--snapshot-keep-logs", "0"]);
+        c.wait_ready().await;
+        write_dirs(&c, "/s", 120).await;
+        c.kill_all();
+        if store == "rocksdb" {
+            // Lose every database: only the snapshots and the log tail remain.
+            for id in 1..=3 {
+                assert!(has_snapshot(&c.dir(id)), "member {id} took no snapshot");
+                std::fs::remove_dir_all(c.dir(id).join("namespace")).expect("remove the namespace database");
+            }
+        }
+        c.restart_all();
+        c.wait_ready().await;
+        let fs = c.client("hdfs", &["hdfs"]);
+        let listing = fs.list_status("/s").await.unwrap();
+        assert_eq!(
+            listing.len(),
+            120,
+            "{store}: entries lost across a restart from snapshot + log"
+        );
+    }
 }

@@ -3,16 +3,19 @@
 //! Fills a single-member nameservice (in-process, real Raft log with fsync,
 //! `--store`) with `--inodes` files in directories of `--files-per-dir`,
 //! then measures
-//! * **take**: openraft's snapshot of the state machine (export, encode,
-//!   checksum, write and fsync the file), from the trigger to the new
-//!   snapshot showing in the metrics;
-//! * **install**: a new member's state machine over an empty store
-//!   installing that snapshot (read, verify, decode, import), as it would
-//!   after receiving it;
+//! * **take**: openraft's snapshot of the state machine (a RocksDB
+//!   checkpoint, or the memory store's image file, plus checksumming every
+//!   file for the manifest), from the trigger to the new snapshot showing in
+//!   the metrics;
+//! * **install**: the snapshot streamed as it goes over the network (the
+//!   same chunk reader and writer, minus the socket) into a new member's
+//!   directory, then installed by that member's state machine over an empty
+//!   store (RocksDB: linked in as a new database; memory: the image
+//!   decoded);
 //! * **restart to serving**: the member shut down and opened again on its
 //!   directory, until a getFileInfo of one of the files is answered (for
 //!   RocksDB the namespace is on disk; for memory it is loaded from the
-//!   snapshot file).
+//!   latest snapshot).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -24,6 +27,7 @@ use openraft::async_runtime::WatchReceiver;
 use openraft::storage::RaftStateMachine;
 
 use raftfs_metaserver::blocks::{BlockManager, BlockManagerConfig};
+use raftfs_metaserver::raft::network::SNAPSHOT_CHUNK_BYTES;
 use raftfs_metaserver::raft::{snapshot, NsStateMachine};
 use raftfs_metaserver::server::{Member, StoreKind};
 use raftfs_metaserver::testkit;
@@ -166,28 +170,49 @@ pub async fn run(a: SnapshotArgs) -> anyhow::Result<()> {
         }
     }
     let take = started.elapsed();
-    let bytes = snapshot::read_file(&dir)?.context("no snapshot file after the snapshot")?;
+    let taken = snapshot::Snapshots::open(&dir)?
+        .latest()?
+        .context("no snapshot after the snapshot")?;
     println!(
-        "take snapshot: {:.2} s ({:.1} MiB, log index {target})",
+        "take snapshot: {:.2} s ({:.1} MiB in {} files, log index {target})",
         take.as_secs_f64(),
-        bytes.len() as f64 / (1 << 20) as f64
+        taken.manifest.total_bytes() as f64 / (1 << 20) as f64,
+        taken.manifest.files.len()
     );
 
-    // Install on a new member's state machine.
+    // Stream into a new member's directory and install there.
     let new_dir = root.path().join("new");
     std::fs::create_dir_all(&new_dir)?;
     let started = Instant::now();
-    let data = snapshot::read_file(&dir)?.context("read the snapshot file")?;
-    let meta = snapshot::decode_meta(&data)?;
     let store = open_store(kind, &new_dir.join("namespace"))?;
     let mut sm = NsStateMachine::open(
         store,
         Arc::new(BlockManager::new(BlockManagerConfig::default())),
         &new_dir,
     )?;
-    sm.install_snapshot(&meta, data).await.context("install snapshot")?;
+    let incoming = snapshot::Snapshots::open(&new_dir)?.incoming()?;
+    let meta = taken.manifest.meta.clone();
+    let mut writer = snapshot::SnapshotWriter::new(incoming, taken.manifest.clone())?;
+    let mut write_error = None;
+    snapshot::read_chunks(&taken, SNAPSHOT_CHUNK_BYTES, |chunk| match writer.push(&chunk) {
+        Ok(()) => true,
+        Err(e) => {
+            write_error = Some(e);
+            false
+        }
+    })?;
+    if let Some(e) = write_error {
+        return Err(e).context("write the streamed snapshot");
+    }
+    let received = writer.finish()?;
+    let streamed = started.elapsed();
+    sm.install_snapshot(&meta, received).await.context("install snapshot")?;
     let install = started.elapsed();
-    println!("install snapshot on a new member: {:.2} s", install.as_secs_f64());
+    println!(
+        "install snapshot on a new member: {:.2} s (streaming {:.2} s)",
+        install.as_secs_f64(),
+        streamed.as_secs_f64()
+    );
     drop(sm);
 
     // Restart to serving.

@@ -11,6 +11,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
@@ -26,14 +27,17 @@ use tonic::transport::{Channel, Endpoint};
 use raftfs_proto::pb;
 use raftfs_proto::pb::raft_client::RaftClient;
 
-use super::{SnapshotMeta, TypeConfig, Vote};
+use super::snapshot::{self, Manifest, SnapshotDir, SnapshotWriter, Snapshots};
+use super::{TypeConfig, Vote};
 
 /// Largest Raft message, in bytes: an AppendEntries of up to openraft's
 /// `max_payload_entries` entries of up to `MAX_OPS_PER_ENTRY` ops each.
 /// Snapshots travel in chunks of [`SNAPSHOT_CHUNK_BYTES`], whatever their size.
 pub const MAX_RAFT_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
-/// Bytes of snapshot image per streamed chunk.
+/// Bytes of snapshot data per streamed chunk.
 pub const SNAPSHOT_CHUNK_BYTES: usize = 4 * 1024 * 1024;
+/// Chunks buffered between the disk and the network, on either side.
+pub const SNAPSHOT_CHUNKS_IN_FLIGHT: usize = 2;
 /// Raft RPCs slower than this are logged (at debug level).
 pub const SLOW_RAFT_RPC_MS: u64 = 100;
 /// How long to wait for a TCP connection to a peer.
@@ -105,27 +109,45 @@ pub struct PeerClient {
 struct NetErr(String);
 
 impl PeerClient {
-    /// Send a snapshot as a stream of chunks: the head (vote, meta, total
-    /// length) first, then the image in [`SNAPSHOT_CHUNK_BYTES`] pieces
-    /// (slices of one buffer, not copies).
+    /// Send a snapshot as a stream of chunks: the head (vote, manifest)
+    /// first, then every file's bytes read from disk by a blocking task, at
+    /// most [`SNAPSHOT_CHUNKS_IN_FLIGHT`] chunks ahead of the network.
     async fn stream_snapshot(
         &mut self,
         vote: Vote,
-        snapshot: openraft::alias::SnapshotOf<TypeConfig, Vec<u8>>,
+        snapshot: openraft::alias::SnapshotOf<TypeConfig, SnapshotDir>,
         ttl: Duration,
     ) -> Result<SnapshotResponse<TypeConfig>, NetErr> {
         let client = self.client.as_mut().map_err(|e| NetErr(e.clone()))?;
-        let data = bytes::Bytes::from(snapshot.snapshot);
-        let total = data.len() as u64;
-        let head = encode(&(vote, snapshot.meta, total));
-        let chunks = snapshot_chunks(head, data, SNAPSHOT_CHUNK_BYTES);
+        let dir = snapshot.snapshot;
+        let total = dir.manifest.total_bytes();
+        let head = pb::SnapshotChunk {
+            head_bin: encode(&(vote, &dir.manifest)),
+            data: bytes::Bytes::new(),
+        };
+        let (tx, rx) = tokio::sync::mpsc::channel(SNAPSHOT_CHUNKS_IN_FLIGHT);
+        let reader = tokio::task::spawn_blocking(move || {
+            snapshot::read_chunks(&dir, SNAPSHOT_CHUNK_BYTES, |data| {
+                tx.blocking_send(pb::SnapshotChunk {
+                    head_bin: Vec::new(),
+                    data,
+                })
+                .is_ok()
+            })
+        });
+        let chunks = futures::stream::once(async { head }).chain(tokio_stream::wrappers::ReceiverStream::new(rx));
         let started = std::time::Instant::now();
-        let mut request = tonic::Request::new(futures::stream::iter(chunks));
+        let mut request = tonic::Request::new(chunks);
         request.set_timeout(ttl);
-        let reply = client
-            .install_snapshot(request)
-            .await
-            .map_err(|s| NetErr(format!("snapshot: {}", s.message())))?;
+        let reply = client.install_snapshot(request).await;
+        // A local read error ends the stream early; report it rather than
+        // the receiver's "ended early".
+        match reader.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(NetErr(format!("snapshot: read local snapshot: {e}"))),
+            Err(e) => return Err(NetErr(format!("snapshot: reader task: {e}"))),
+        }
+        let reply = reply.map_err(|s| NetErr(format!("snapshot: {}", s.message())))?;
         tracing::info!(
             bytes = total,
             ms = started.elapsed().as_millis() as u64,
@@ -177,7 +199,7 @@ impl PeerClient {
 }
 
 impl RaftNetworkV2<TypeConfig> for PeerClient {
-    type SnapshotData = Vec<u8>;
+    type SnapshotData = SnapshotDir;
 
     async fn append_entries(
         &mut self,
@@ -222,7 +244,7 @@ impl RaftNetworkV2<TypeConfig> for PeerClient {
     async fn full_snapshot(
         &mut self,
         vote: Vote,
-        snapshot: openraft::alias::SnapshotOf<TypeConfig, Vec<u8>>,
+        snapshot: openraft::alias::SnapshotOf<TypeConfig, SnapshotDir>,
         cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
         option: RPCOption,
     ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
@@ -233,72 +255,76 @@ impl RaftNetworkV2<TypeConfig> for PeerClient {
     }
 }
 
-/// Split a snapshot image into stream chunks of `chunk_bytes`, the first
-/// carrying `head`; slices of `data`, not copies. An empty image is one chunk.
-fn snapshot_chunks(head: Vec<u8>, data: bytes::Bytes, chunk_bytes: usize) -> Vec<pb::SnapshotChunk> {
-    assert!(chunk_bytes > 0, "snapshot chunks hold at least one byte");
-    let mut chunks = Vec::with_capacity(data.len() / chunk_bytes + 1);
-    let mut at = 0;
-    loop {
-        let end = (at + chunk_bytes).min(data.len());
-        chunks.push(pb::SnapshotChunk {
-            head_bin: if at == 0 { head.clone() } else { Vec::new() },
-            data: data.slice(at..end),
-        });
-        at = end;
-        if at >= data.len() {
-            return chunks;
-        }
-    }
-}
-
-/// Reassembles a streamed snapshot image of an announced length, refusing
-/// streams that are too long, too short, or over the size limit.
-struct SnapshotAssembler {
-    total: u64,
-    data: Vec<u8>,
-}
-
-impl SnapshotAssembler {
-    fn new(total: u64) -> Result<SnapshotAssembler, String> {
-        if total > super::snapshot::MAX_SNAPSHOT_BYTES {
-            return Err(format!(
-                "snapshot of {total} bytes exceeds the limit of {}",
-                super::snapshot::MAX_SNAPSHOT_BYTES
-            ));
-        }
-        Ok(SnapshotAssembler {
-            total,
-            data: Vec::with_capacity(total as usize),
-        })
-    }
-
-    fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
-        if (self.data.len() + chunk.len()) as u64 > self.total {
-            return Err(format!(
-                "snapshot stream longer than its announced {} bytes",
-                self.total
-            ));
-        }
-        self.data.extend_from_slice(chunk);
-        Ok(())
-    }
-
-    fn finish(self) -> Result<Vec<u8>, String> {
-        if self.data.len() as u64 != self.total {
-            return Err(format!(
-                "snapshot stream ended at {} of {} bytes",
-                self.data.len(),
-                self.total
-            ));
-        }
-        Ok(self.data)
-    }
-}
-
 /// The server side: the `Raft` gRPC service of one member.
 pub struct RaftService {
     pub raft: super::Raft,
+    /// Where received snapshots are written.
+    pub snapshots: Arc<Snapshots>,
+}
+
+impl RaftService {
+    /// Write a snapshot stream into a new incoming directory, on a blocking
+    /// task fed [`SNAPSHOT_CHUNKS_IN_FLIGHT`] chunks at a time. The
+    /// directory is removed if the stream is refused.
+    async fn receive_snapshot(
+        &self,
+        manifest: Manifest,
+        first: bytes::Bytes,
+        chunks: &mut tonic::Streaming<pb::SnapshotChunk>,
+    ) -> Result<SnapshotDir, tonic::Status> {
+        manifest
+            .validate()
+            .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?;
+        let dir = self
+            .snapshots
+            .incoming()
+            .map_err(|e| tonic::Status::internal(format!("create incoming snapshot directory: {e}")))?;
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(SNAPSHOT_CHUNKS_IN_FLIGHT);
+        let writer = tokio::task::spawn_blocking(move || {
+            let written = SnapshotWriter::new(dir.clone(), manifest).and_then(|mut w| {
+                while let Some(data) = rx.blocking_recv() {
+                    w.push(&data)?;
+                }
+                w.finish()
+            });
+            if written.is_err() {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            written
+        });
+        let mut stream_error = None;
+        if !first.is_empty() && tx.send(first).await.is_err() {
+            stream_error = Some(tonic::Status::invalid_argument("snapshot refused by the writer"));
+        }
+        while stream_error.is_none() {
+            match chunks.message().await {
+                Ok(None) => break,
+                Ok(Some(c)) if !c.head_bin.is_empty() => {
+                    stream_error = Some(tonic::Status::invalid_argument("snapshot chunk with a second head"))
+                }
+                Ok(Some(c)) => {
+                    if tx.send(c.data).await.is_err() {
+                        break; // the writer failed: its error says why
+                    }
+                }
+                Err(s) => stream_error = Some(s),
+            }
+        }
+        drop(tx);
+        let written = writer
+            .await
+            .map_err(|e| tonic::Status::internal(format!("snapshot writer task: {e}")))?;
+        if let Some(s) = stream_error {
+            if let Ok(dir) = &written {
+                let _ = std::fs::remove_dir_all(&dir.path);
+            }
+            return Err(s);
+        }
+        written.map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => tonic::Status::invalid_argument(e.to_string()),
+            _ => tonic::Status::internal(format!("write snapshot: {e}")),
+        })
+    }
 }
 
 fn reply<T: Serialize, E: std::fmt::Display>(
@@ -355,53 +381,19 @@ impl pb::raft_server::Raft for RaftService {
             .message()
             .await?
             .ok_or_else(|| tonic::Status::invalid_argument("snapshot stream without a first chunk"))?;
-        let (vote, meta, total): (Vote, SnapshotMeta, u64) =
-            decode(&first.head_bin).map_err(tonic::Status::invalid_argument)?;
-        let mut image = SnapshotAssembler::new(total).map_err(tonic::Status::invalid_argument)?;
-        image.push(&first.data).map_err(tonic::Status::invalid_argument)?;
-        while let Some(c) = chunks.message().await? {
-            if !c.head_bin.is_empty() {
-                return Err(tonic::Status::invalid_argument("snapshot chunk with a second head"));
-            }
-            image.push(&c.data).map_err(tonic::Status::invalid_argument)?;
+        let (vote, manifest): (Vote, Manifest) = decode(&first.head_bin).map_err(tonic::Status::invalid_argument)?;
+        let dir = self.receive_snapshot(manifest, first.data, &mut chunks).await?;
+        let path = dir.path.clone();
+        let meta = dir.manifest.meta.clone();
+        let installed = self
+            .raft
+            .install_full_snapshot(vote, Snapshot { meta, snapshot: dir })
+            .await;
+        // Refused (a stale vote, an older snapshot): not adopted, so still
+        // in the incoming directory.
+        if path.exists() {
+            let _ = std::fs::remove_dir_all(&path);
         }
-        let data = image.finish().map_err(tonic::Status::invalid_argument)?;
-        reply(
-            self.raft
-                .install_full_snapshot(vote, Snapshot { meta, snapshot: data })
-                .await,
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn snapshot_chunks_round_trip() {
-        let data = bytes::Bytes::from((0u8..10).collect::<Vec<u8>>());
-        let chunks = snapshot_chunks(vec![7], data.clone(), 3);
-        assert_eq!(chunks.len(), 4);
-        assert_eq!(chunks[0].head_bin, vec![7]);
-        assert!(chunks[1..].iter().all(|c| c.head_bin.is_empty()));
-        let mut a = SnapshotAssembler::new(10).unwrap();
-        for c in &chunks {
-            a.push(&c.data).unwrap();
-        }
-        assert_eq!(a.finish().unwrap(), data.to_vec());
-        let empty = snapshot_chunks(vec![1], bytes::Bytes::new(), 3);
-        assert_eq!(empty.len(), 1);
-    }
-
-    #[test]
-    fn snapshot_streams_of_the_wrong_length_are_refused() {
-        let mut long = SnapshotAssembler::new(4).unwrap();
-        long.push(&[0; 3]).unwrap();
-        assert!(long.push(&[0; 2]).is_err());
-        let mut short = SnapshotAssembler::new(4).unwrap();
-        short.push(&[0; 3]).unwrap();
-        assert!(short.finish().is_err());
-        assert!(SnapshotAssembler::new(super::super::snapshot::MAX_SNAPSHOT_BYTES + 1).is_err());
+        reply(installed)
     }
 }

@@ -1,125 +1,586 @@
-//! Snapshot images: the payload openraft ships to a lagging member and the
-//! file a member keeps so that it can restart (and serve snapshots) after
-//! its log was purged.
+//! Snapshots (HDFS's checkpoints) on disk and on the wire.
 //!
-//! Layout: `RFSSNAP2` magic, CRC32C of the body (u32 LE), body length (u64
-//! LE), body = bincode of ([`SnapshotMeta`], [`Image`]). The checksum is
-//! verified before anything is decoded; a mismatch is an `InvalidData`
-//! error. Files are written to a temporary name, fsynced, then renamed.
+//! A member keeps its snapshots under `<member dir>/snapshots/`, one
+//! directory each, named for the last log index they cover
+//! (`snap-<index + 1, 20 digits>`):
+//! * `data/`: the store's checkpoint ([`crate::store::checkpoint`]): for
+//!   RocksDB a RocksDB checkpoint whose SST files are hard links to the live
+//!   database's, for the memory store a checksummed image file;
+//! * `SNAPSHOT`: the [`Manifest`]: the Raft snapshot meta (last log id,
+//!   membership) and every data file's name, length and CRC32C, itself
+//!   checksummed (`RFSSNAP3` magic, CRC32C, length, bincode body).
 //!
-//! On the wire an image travels as a stream of chunks (`raft::network`,
-//! `InstallSnapshot`), so no single message holds it.
+//! A snapshot is built or received in a `tmp-*` / `incoming-*` directory,
+//! the manifest written last, and renamed into place: a `snap-*` directory
+//! is always complete. The newest [`SNAPSHOTS_KEPT`] are kept (one may still
+//! be streaming to a follower while the next is taken).
 //!
-//! Caveat (the HA issue's): the whole image is one buffer in memory on both
-//! sides, and for RocksDB it is an export of every record, not a RocksDB
-//! checkpoint of the SST files.
+//! On the wire ([`read_chunks`], [`SnapshotWriter`]) a snapshot is the
+//! manifest, then every file's bytes in manifest order, in chunks of at most
+//! `chunk_bytes`; neither side holds more than a chunk or two in memory.
+//! The sender verifies each file's CRC32C as it reads, the receiver as it
+//! writes; either fails the transfer on a mismatch.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::SnapshotMeta;
-use crate::store::Image;
+use serde::{Deserialize, Serialize};
 
-const MAGIC: &[u8; 8] = b"RFSSNAP2";
-const HEADER_BYTES: usize = 8 + 4 + 8;
-/// Largest snapshot image accepted, in bytes.
-pub const MAX_SNAPSHOT_BYTES: u64 = 4 * 1024 * 1024 * 1024;
-/// File name of the current snapshot inside a member's directory.
-pub const SNAPSHOT_FILE: &str = "snapshot.bin";
+use super::state_machine::{META_APPLIED, META_MEMBERSHIP};
+use super::{LogId, SnapshotMeta, StoredMembership};
+use crate::store::checkpoint::sync_dir;
+use crate::store::Store;
 
-/// Encode a snapshot into its checksummed byte form.
-pub fn encode(meta: &SnapshotMeta, image: &Image) -> Vec<u8> {
-    let body = bincode::serialize(&(meta, image)).expect("serialize snapshot image");
-    let mut out = Vec::with_capacity(HEADER_BYTES + body.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&body);
-    out
+/// Directory of a member's snapshots, inside the member directory.
+pub const SNAPSHOTS_DIR: &str = "snapshots";
+const MANIFEST_FILE: &str = "SNAPSHOT";
+const DATA_DIR: &str = "data";
+const SNAPSHOT_DIR_PREFIX: &str = "snap-";
+const BUILDING_DIR_PREFIX: &str = "tmp-";
+const INCOMING_DIR_PREFIX: &str = "incoming-";
+const MANIFEST_MAGIC: &[u8; 8] = b"RFSSNAP3";
+const MANIFEST_HEADER_BYTES: usize = 8 + 4 + 8;
+/// Largest snapshot accepted from a peer, in bytes (the sum of its files).
+pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 40;
+/// Most files in one snapshot.
+pub const MAX_SNAPSHOT_FILES: usize = 100_000;
+/// Longest file name in a snapshot, in bytes.
+pub const MAX_SNAPSHOT_FILE_NAME_BYTES: usize = 255;
+/// Largest manifest, in bytes.
+const MAX_MANIFEST_BYTES: u64 = 64 * 1024 * 1024;
+/// Snapshots kept on disk, newest first.
+pub const SNAPSHOTS_KEPT: usize = 2;
+/// Read buffer when checksumming files, in bytes.
+const SCAN_BUFFER_BYTES: usize = 1024 * 1024;
+
+/// One file of a snapshot's data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotFile {
+    pub name: String,
+    pub len: u64,
+    pub crc32c: u32,
 }
 
-/// Verify the header and checksum; return the body.
-fn verified_body(bytes: &[u8]) -> io::Result<&[u8]> {
-    let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
-    if bytes.len() < HEADER_BYTES || &bytes[..8] != MAGIC {
-        return Err(bad("snapshot: bad magic or truncated header".into()));
+/// What a snapshot is: its Raft meta and its files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub meta: SnapshotMeta,
+    pub files: Vec<SnapshotFile>,
+}
+
+fn invalid(m: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, m.into())
+}
+
+impl Manifest {
+    pub fn total_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.len).sum()
+    }
+
+    /// Refuse a manifest (from a peer) that would write outside its
+    /// directory or past the limits.
+    pub fn validate(&self) -> io::Result<()> {
+        if self.files.len() > MAX_SNAPSHOT_FILES {
+            return Err(invalid(format!(
+                "snapshot of {} files exceeds the limit of {MAX_SNAPSHOT_FILES}",
+                self.files.len()
+            )));
+        }
+        let mut total: u64 = 0;
+        let mut names = std::collections::HashSet::new();
+        for f in &self.files {
+            let n = &f.name;
+            if n.is_empty()
+                || n.len() > MAX_SNAPSHOT_FILE_NAME_BYTES
+                || n == "."
+                || n == ".."
+                || n.contains(['/', '\\', '\0'])
+            {
+                return Err(invalid(format!("snapshot file name {n:?} is not a plain file name")));
+            }
+            if !names.insert(n.as_str()) {
+                return Err(invalid(format!("snapshot file {n:?} listed twice")));
+            }
+            total = total.saturating_add(f.len);
+        }
+        if total > MAX_SNAPSHOT_BYTES {
+            return Err(invalid(format!(
+                "snapshot of {total} bytes exceeds the limit of {MAX_SNAPSHOT_BYTES}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A complete snapshot in a directory: openraft's `SnapshotData`.
+#[derive(Debug)]
+pub struct SnapshotDir {
+    pub path: PathBuf,
+    pub manifest: Manifest,
+}
+
+impl SnapshotDir {
+    /// The store checkpoint inside.
+    pub fn data_dir(&self) -> PathBuf {
+        self.path.join(DATA_DIR)
+    }
+}
+
+/// The directory name of the snapshot ending at `last`.
+fn dir_name(last: Option<&LogId>) -> String {
+    format!("{SNAPSHOT_DIR_PREFIX}{:020}", last.map_or(0, |l| l.index + 1))
+}
+
+fn write_manifest(dir: &Path, m: &Manifest) -> io::Result<()> {
+    let body = bincode::serialize(m).expect("serialize a snapshot manifest");
+    let mut f = std::fs::File::create(dir.join(MANIFEST_FILE))?;
+    f.write_all(MANIFEST_MAGIC)?;
+    f.write_all(&crc32c::crc32c(&body).to_le_bytes())?;
+    f.write_all(&(body.len() as u64).to_le_bytes())?;
+    f.write_all(&body)?;
+    f.sync_all()?;
+    sync_dir(dir).map_err(io::Error::other)
+}
+
+/// Read and verify the manifest of the snapshot directory `dir`.
+pub fn read_manifest(dir: &Path) -> io::Result<Manifest> {
+    let path = dir.join(MANIFEST_FILE);
+    let bytes = std::fs::read(&path)?;
+    let at = path.display();
+    if bytes.len() < MANIFEST_HEADER_BYTES || &bytes[..8] != MANIFEST_MAGIC {
+        return Err(invalid(format!("{at}: bad magic or truncated header")));
     }
     let crc = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
     let len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    if len > MAX_SNAPSHOT_BYTES || len != (bytes.len() - HEADER_BYTES) as u64 {
-        return Err(bad(format!(
-            "snapshot: body length {len} does not match {} bytes present",
-            bytes.len() - HEADER_BYTES
+    let body = &bytes[MANIFEST_HEADER_BYTES..];
+    if len > MAX_MANIFEST_BYTES || len != body.len() as u64 {
+        return Err(invalid(format!(
+            "{at}: body length {len}, {} bytes present",
+            body.len()
         )));
     }
-    let body = &bytes[HEADER_BYTES..];
     let actual = crc32c::crc32c(body);
     if actual != crc {
-        return Err(bad(format!(
-            "snapshot: checksum mismatch (stored {crc:08x}, computed {actual:08x})"
+        return Err(invalid(format!(
+            "{at}: checksum mismatch (stored {crc:08x}, computed {actual:08x})"
         )));
     }
-    Ok(body)
+    bincode::deserialize(body).map_err(|e| invalid(format!("{at}: decode: {e}")))
 }
 
-/// Verify and decode a snapshot.
-pub fn decode(bytes: &[u8]) -> io::Result<(SnapshotMeta, Image)> {
-    bincode::deserialize(verified_body(bytes)?)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("snapshot: decode body: {e}")))
-}
-
-/// Verify a snapshot and decode only its metadata (the body's prefix),
-/// without building the image.
-pub fn decode_meta(bytes: &[u8]) -> io::Result<SnapshotMeta> {
-    bincode::deserialize(verified_body(bytes)?)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("snapshot: decode metadata: {e}")))
-}
-
-/// Write `bytes` as the snapshot file in `dir`, atomically.
-pub fn write_file(dir: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(format!("{SNAPSHOT_FILE}.tmp"));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
+/// Name, length and CRC32C of every file in `dir`, in name order.
+fn scan_files(dir: &Path) -> io::Result<Vec<SnapshotFile>> {
+    let mut files = Vec::new();
+    let mut buf = vec![0u8; SCAN_BUFFER_BYTES];
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if !entry.file_type()?.is_file() {
+            return Err(invalid(format!("{}: not a regular file", entry.path().display())));
+        }
+        let name = entry
+            .file_name()
+            .into_string()
+            .map_err(|n| invalid(format!("snapshot file name {n:?} is not UTF-8")))?;
+        let mut f = std::fs::File::open(entry.path())?;
+        let (mut len, mut crc) = (0u64, 0u32);
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            crc = crc32c::crc32c_append(crc, &buf[..n]);
+            len += n as u64;
+        }
+        files.push(SnapshotFile { name, len, crc32c: crc });
     }
-    std::fs::rename(&tmp, path(dir))?;
-    std::fs::File::open(dir)?.sync_all()
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(files)
 }
 
-/// Read the snapshot file in `dir`, if there is one.
-pub fn read_file(dir: &Path) -> io::Result<Option<Vec<u8>>> {
-    match std::fs::read(path(dir)) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+fn decode_meta<T: serde::de::DeserializeOwned>(key: &str, raw: Option<Vec<u8>>) -> io::Result<Option<T>> {
+    raw.map(|r| bincode::deserialize(&r).map_err(|e| invalid(format!("snapshot meta {key}: {e}"))))
+        .transpose()
+}
+
+/// A member's snapshot directory.
+pub struct Snapshots {
+    root: PathBuf,
+}
+
+impl Snapshots {
+    /// Open (or create) `<member_dir>/snapshots`, removing what a crash left
+    /// half built or half received.
+    pub fn open(member_dir: &Path) -> io::Result<Snapshots> {
+        let root = member_dir.join(SNAPSHOTS_DIR);
+        std::fs::create_dir_all(&root)?;
+        for entry in std::fs::read_dir(&root)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with(BUILDING_DIR_PREFIX) || name.starts_with(INCOMING_DIR_PREFIX) {
+                tracing::info!(path = %entry.path().display(), "removing an unfinished snapshot");
+                std::fs::remove_dir_all(entry.path())?;
+            }
+        }
+        Ok(Snapshots { root })
+    }
+
+    /// Complete snapshot directories, newest first.
+    fn list(&self) -> io::Result<Vec<PathBuf>> {
+        let mut dirs = Vec::new();
+        for entry in std::fs::read_dir(&self.root)? {
+            let entry = entry?;
+            if entry.file_name().to_string_lossy().starts_with(SNAPSHOT_DIR_PREFIX) {
+                dirs.push(entry.path());
+            }
+        }
+        // Fixed-width names: name order is log order.
+        dirs.sort_unstable_by(|a, b| b.cmp(a));
+        Ok(dirs)
+    }
+
+    /// The newest snapshot, if any. A corrupt manifest is an error, not a
+    /// reason to fall back to an older snapshot (the log may be purged past it).
+    pub fn latest(&self) -> io::Result<Option<SnapshotDir>> {
+        match self.list()?.into_iter().next() {
+            None => Ok(None),
+            Some(path) => {
+                let manifest = read_manifest(&path)?;
+                Ok(Some(SnapshotDir { path, manifest }))
+            }
+        }
+    }
+
+    fn unique_dir(&self, prefix: &str) -> io::Result<PathBuf> {
+        let path = self.root.join(format!("{prefix}{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir(&path)?;
+        Ok(path)
+    }
+
+    /// Take a snapshot of `store`: a checkpoint of it plus the manifest.
+    pub fn build(&self, store: &dyn Store) -> io::Result<SnapshotDir> {
+        let tmp = self.unique_dir(BUILDING_DIR_PREFIX)?;
+        let built = self.build_in(store, &tmp);
+        if built.is_err() {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        built
+    }
+
+    fn build_in(&self, store: &dyn Store, tmp: &Path) -> io::Result<SnapshotDir> {
+        let values = store
+            .checkpoint(&tmp.join(DATA_DIR), &[META_APPLIED, META_MEMBERSHIP])
+            .map_err(io::Error::other)?;
+        let mut values = values.into_iter();
+        let last_log_id: Option<LogId> = decode_meta(META_APPLIED, values.next().flatten())?;
+        let last_membership: StoredMembership =
+            decode_meta(META_MEMBERSHIP, values.next().flatten())?.unwrap_or_default();
+        let manifest = Manifest {
+            meta: SnapshotMeta {
+                last_log_id,
+                last_membership,
+            },
+            files: scan_files(&tmp.join(DATA_DIR))?,
+        };
+        write_manifest(tmp, &manifest)?;
+        let built = self.adopt(SnapshotDir {
+            path: tmp.to_path_buf(),
+            manifest,
+        })?;
+        self.prune()?;
+        Ok(built)
+    }
+
+    /// A new directory to receive a snapshot into (see [`SnapshotWriter`]).
+    pub fn incoming(&self) -> io::Result<PathBuf> {
+        let path = self.unique_dir(INCOMING_DIR_PREFIX)?;
+        std::fs::create_dir(path.join(DATA_DIR))?;
+        Ok(path)
+    }
+
+    /// Move a complete snapshot (built or received) into its place. When a
+    /// snapshot of the same log index is there already, that one is kept
+    /// (the same index means the same committed state).
+    pub fn adopt(&self, snap: SnapshotDir) -> io::Result<SnapshotDir> {
+        let target = self.root.join(dir_name(snap.manifest.meta.last_log_id.as_ref()));
+        if snap.path == target {
+            return Ok(snap);
+        }
+        if target.exists() {
+            std::fs::remove_dir_all(&snap.path)?;
+            let manifest = read_manifest(&target)?;
+            return Ok(SnapshotDir { path: target, manifest });
+        }
+        std::fs::rename(&snap.path, &target)?;
+        sync_dir(&self.root).map_err(io::Error::other)?;
+        Ok(SnapshotDir {
+            path: target,
+            manifest: snap.manifest,
+        })
+    }
+
+    /// Remove all but the newest [`SNAPSHOTS_KEPT`] snapshots.
+    pub fn prune(&self) -> io::Result<()> {
+        for old in self.list()?.into_iter().skip(SNAPSHOTS_KEPT) {
+            tracing::debug!(path = %old.display(), "removing an old snapshot");
+            std::fs::remove_dir_all(&old)?;
+        }
+        Ok(())
     }
 }
 
-fn path(dir: &Path) -> PathBuf {
-    dir.join(SNAPSHOT_FILE)
+/// Read the files of `snap` in manifest order, handing `send` chunks of at
+/// most `chunk_bytes`; stop early (with `Ok`) when `send` returns false. A
+/// file whose length or CRC32C differs from the manifest is an error.
+pub fn read_chunks(
+    snap: &SnapshotDir,
+    chunk_bytes: usize,
+    mut send: impl FnMut(bytes::Bytes) -> bool,
+) -> io::Result<()> {
+    assert!(chunk_bytes > 0, "snapshot chunks hold at least one byte");
+    let data = snap.data_dir();
+    for f in &snap.manifest.files {
+        let path = data.join(&f.name);
+        let mut file = std::fs::File::open(&path)?;
+        let (mut left, mut crc) = (f.len, 0u32);
+        while left > 0 {
+            let mut chunk = vec![0u8; chunk_bytes.min(left as usize)];
+            file.read_exact(&mut chunk)
+                .map_err(|e| invalid(format!("{}: {e} ({left} of {} bytes left)", path.display(), f.len)))?;
+            crc = crc32c::crc32c_append(crc, &chunk);
+            left -= chunk.len() as u64;
+            if left == 0 && crc != f.crc32c {
+                return Err(invalid(format!(
+                    "{}: checksum mismatch (manifest {:08x}, file {crc:08x})",
+                    path.display(),
+                    f.crc32c
+                )));
+            }
+            if !send(bytes::Bytes::from(chunk)) {
+                return Ok(());
+            }
+        }
+        if crc != f.crc32c {
+            return Err(invalid(format!("{}: checksum mismatch", path.display())));
+        }
+    }
+    Ok(())
+}
+
+/// Writes a snapshot streamed as by [`read_chunks`] into a directory from
+/// [`Snapshots::incoming`], checking every file's length and CRC32C.
+pub struct SnapshotWriter {
+    dir: PathBuf,
+    manifest: Manifest,
+    /// The file being written, and how far.
+    index: usize,
+    written: u64,
+    crc: u32,
+    file: Option<std::fs::File>,
+}
+
+impl SnapshotWriter {
+    pub fn new(dir: PathBuf, manifest: Manifest) -> io::Result<SnapshotWriter> {
+        manifest.validate()?;
+        Ok(SnapshotWriter {
+            dir,
+            manifest,
+            index: 0,
+            written: 0,
+            crc: 0,
+            file: None,
+        })
+    }
+
+    /// Finish the current file if it is complete (an empty one at once).
+    fn close_complete(&mut self) -> io::Result<()> {
+        while let Some(f) = self.manifest.files.get(self.index) {
+            if self.written < f.len {
+                return Ok(());
+            }
+            let file = match self.file.take() {
+                Some(file) => file,
+                None => std::fs::File::create(self.dir.join(DATA_DIR).join(&f.name))?,
+            };
+            if self.crc != f.crc32c {
+                return Err(invalid(format!(
+                    "snapshot file {}: checksum mismatch (manifest {:08x}, received {:08x})",
+                    f.name, f.crc32c, self.crc
+                )));
+            }
+            file.sync_all()?;
+            self.index += 1;
+            self.written = 0;
+            self.crc = 0;
+        }
+        Ok(())
+    }
+
+    /// Write the next bytes of the stream.
+    pub fn push(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            self.close_complete()?;
+            let Some(f) = self.manifest.files.get(self.index) else {
+                return Err(invalid(format!(
+                    "snapshot stream longer than its announced {} bytes",
+                    self.manifest.total_bytes()
+                )));
+            };
+            if self.file.is_none() {
+                self.file = Some(std::fs::File::create(self.dir.join(DATA_DIR).join(&f.name))?);
+            }
+            let n = (f.len - self.written).min(data.len() as u64) as usize;
+            self.file.as_mut().expect("opened above").write_all(&data[..n])?;
+            self.crc = crc32c::crc32c_append(self.crc, &data[..n]);
+            self.written += n as u64;
+            data = &data[n..];
+        }
+        Ok(())
+    }
+
+    /// Check the stream was complete and write the manifest: the directory
+    /// is then a complete snapshot, ready for [`Snapshots::adopt`].
+    pub fn finish(mut self) -> io::Result<SnapshotDir> {
+        self.close_complete()?;
+        if self.index != self.manifest.files.len() {
+            return Err(invalid(format!(
+                "snapshot stream ended in file {} of {}",
+                self.index + 1,
+                self.manifest.files.len()
+            )));
+        }
+        sync_dir(&self.dir.join(DATA_DIR)).map_err(io::Error::other)?;
+        write_manifest(&self.dir, &self.manifest)?;
+        Ok(SnapshotDir {
+            path: self.dir,
+            manifest: self.manifest,
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::raft::StoredMembership;
+
+    fn manifest_of(files: Vec<SnapshotFile>) -> Manifest {
+        Manifest {
+            meta: SnapshotMeta {
+                last_log_id: None,
+                last_membership: StoredMembership::default(),
+            },
+            files,
+        }
+    }
+
+    /// A snapshot directory with files of the given sizes, written by hand.
+    fn sample(snaps: &Snapshots, sizes: &[usize]) -> SnapshotDir {
+        let dir = snaps.incoming().unwrap();
+        for (i, n) in sizes.iter().enumerate() {
+            let bytes: Vec<u8> = (0..*n).map(|b| (b * 7 + i) as u8).collect();
+            std::fs::write(dir.join(DATA_DIR).join(format!("f{i}")), bytes).unwrap();
+        }
+        let manifest = manifest_of(scan_files(&dir.join(DATA_DIR)).unwrap());
+        write_manifest(&dir, &manifest).unwrap();
+        SnapshotDir { path: dir, manifest }
+    }
+
+    fn stream(snap: &SnapshotDir, chunk: usize) -> Vec<bytes::Bytes> {
+        let mut out = Vec::new();
+        read_chunks(snap, chunk, |c| {
+            out.push(c);
+            true
+        })
+        .unwrap();
+        out
+    }
 
     #[test]
-    fn meta_prefix_and_checksum() {
-        let meta = SnapshotMeta {
-            last_log_id: None,
-            last_membership: StoredMembership::default(),
+    fn a_snapshot_streams_file_by_file_and_round_trips() {
+        let tmp = tempfile::tempdir().unwrap();
+        let snaps = Snapshots::open(tmp.path()).unwrap();
+        let sent = sample(&snaps, &[10, 0, 7]);
+        let chunks = stream(&sent, 3);
+        assert_eq!(chunks.len(), 4 + 3, "chunks never span files");
+        let mut w = SnapshotWriter::new(snaps.incoming().unwrap(), sent.manifest.clone()).unwrap();
+        for c in &chunks {
+            w.push(c).unwrap();
+        }
+        let got = w.finish().unwrap();
+        assert_eq!(read_manifest(&got.path).unwrap(), sent.manifest);
+        for f in &sent.manifest.files {
+            assert_eq!(
+                std::fs::read(got.data_dir().join(&f.name)).unwrap(),
+                std::fs::read(sent.data_dir().join(&f.name)).unwrap()
+            );
+        }
+        let adopted = snaps.adopt(got).unwrap();
+        assert_eq!(
+            adopted.path,
+            tmp.path().join(SNAPSHOTS_DIR).join("snap-00000000000000000000")
+        );
+        assert_eq!(snaps.latest().unwrap().unwrap().manifest, sent.manifest);
+    }
+
+    #[test]
+    fn streams_of_the_wrong_length_or_content_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let snaps = Snapshots::open(tmp.path()).unwrap();
+        let sent = sample(&snaps, &[4]);
+        let mut long = SnapshotWriter::new(snaps.incoming().unwrap(), sent.manifest.clone()).unwrap();
+        long.push(&std::fs::read(sent.data_dir().join("f0")).unwrap()).unwrap();
+        assert!(long.push(&[0]).is_err(), "a byte past the announced length");
+        let mut short = SnapshotWriter::new(snaps.incoming().unwrap(), sent.manifest.clone()).unwrap();
+        short.push(&[0; 3]).unwrap();
+        assert!(short.finish().is_err(), "a stream that ends early");
+        let mut flipped = SnapshotWriter::new(snaps.incoming().unwrap(), sent.manifest.clone()).unwrap();
+        let mut bytes = std::fs::read(sent.data_dir().join("f0")).unwrap();
+        bytes[0] ^= 1;
+        assert!(flipped.push(&bytes).and_then(|_| flipped.finish().map(|_| ())).is_err());
+        // The sender verifies too.
+        std::fs::write(sent.data_dir().join("f0"), &bytes).unwrap();
+        assert!(read_chunks(&sent, 2, |_| true).is_err(), "a corrupt local file");
+    }
+
+    #[test]
+    fn manifests_naming_paths_or_breaking_limits_are_refused() {
+        for name in ["", ".", "..", "a/b", "../x", "n\0"] {
+            let m = manifest_of(vec![SnapshotFile {
+                name: name.into(),
+                len: 1,
+                crc32c: 0,
+            }]);
+            assert!(m.validate().is_err(), "{name:?}");
+        }
+        let twice = SnapshotFile {
+            name: "a".into(),
+            len: 1,
+            crc32c: 0,
         };
-        let image = Image {
-            meta: vec![("k".into(), vec![1, 2, 3])],
-            ..Image::default()
+        assert!(manifest_of(vec![twice.clone(), twice]).validate().is_err());
+        let huge = SnapshotFile {
+            name: "a".into(),
+            len: MAX_SNAPSHOT_BYTES + 1,
+            crc32c: 0,
         };
-        let mut bytes = encode(&meta, &image);
-        assert_eq!(decode_meta(&bytes).expect("meta"), meta);
-        assert_eq!(decode(&bytes).expect("image"), (meta, image));
-        let last = bytes.len() - 1;
-        bytes[last] ^= 1;
-        assert!(decode_meta(&bytes).is_err(), "a flipped byte must fail the checksum");
+        assert!(manifest_of(vec![huge]).validate().is_err());
+    }
+
+    #[test]
+    fn newest_snapshots_are_kept_and_leftovers_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let snaps = Snapshots::open(tmp.path()).unwrap();
+        for i in 0..4 {
+            std::fs::create_dir(snaps.root.join(dir_name(Some(&LogId::new(
+                openraft::alias::CommittedLeaderIdOf::<super::super::TypeConfig>::new(1),
+                i,
+            )))))
+            .unwrap();
+        }
+        snaps.prune().unwrap();
+        assert_eq!(snaps.list().unwrap().len(), SNAPSHOTS_KEPT);
+        assert!(snaps.list().unwrap()[0].ends_with("snap-00000000000000000004"));
+        let leftover = snaps.incoming().unwrap();
+        drop(snaps);
+        Snapshots::open(tmp.path()).unwrap();
+        assert!(!leftover.exists(), "a half-received snapshot is removed at open");
     }
 }

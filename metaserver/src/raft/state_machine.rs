@@ -13,7 +13,7 @@
 //! (openraft treats the returned `io::Error` as fatal).
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -24,7 +24,8 @@ use tokio::sync::watch;
 
 use raftfs_proto::{FsError, OpResult};
 
-use super::{snapshot, Command, CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
+use super::snapshot::{SnapshotDir, Snapshots};
+use super::{Command, CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::blocks::BlockManager;
 use crate::namespace::{
     execute_write, expire_retry, format_batch, format_info, read_counter, FormatInfo, NsConfig, Overlay,
@@ -42,6 +43,8 @@ pub struct SmShared {
     pub store: Arc<dyn Store>,
     /// Soft state that follows the block table (DESIGN.md §6).
     pub blocks: Arc<BlockManager>,
+    /// The member's snapshots (the Raft service writes received ones here).
+    pub snapshots: Arc<Snapshots>,
     cfg: RwLock<Option<(NsConfig, FormatInfo)>>,
     applied_tx: watch::Sender<u64>,
 }
@@ -94,7 +97,6 @@ const BLOCK_LOAD_PAGE: usize = 65_536;
 
 pub struct NsStateMachine {
     shared: Arc<SmShared>,
-    dir: PathBuf,
 }
 
 fn io_err(e: StoreError) -> io::Error {
@@ -111,20 +113,20 @@ fn read_bincode<T: serde::de::DeserializeOwned>(view: &dyn Store, key: &str) -> 
 }
 
 impl NsStateMachine {
-    /// Open the state machine over `store`; `dir` holds the snapshot file.
-    /// The store is loaded from the snapshot file when the file is ahead of
-    /// it: always for `--store memory` after a restart (the store starts
-    /// empty), and for RocksDB after a machine crash that lost the unsynced
-    /// tail of its writes below a snapshot whose log was already purged.
+    /// Open the state machine over `store`; `dir` (the member directory)
+    /// holds the snapshots. The store is restored from the latest snapshot
+    /// when that is ahead of it: always for `--store memory` after a restart
+    /// (the store starts empty), and for RocksDB after a machine crash that
+    /// lost the unsynced tail of its writes below a snapshot whose log was
+    /// already purged. Otherwise only the snapshot's manifest is read.
     pub fn open(store: Arc<dyn Store>, blocks: Arc<BlockManager>, dir: &Path) -> io::Result<NsStateMachine> {
+        let snapshots = Arc::new(Snapshots::open(dir)?);
         let applied = read_bincode::<LogId>(&*store, META_APPLIED)?;
-        if let Some(bytes) = snapshot::read_file(dir)? {
-            let meta = snapshot::decode_meta(&bytes)?;
-            let snap_index = meta.last_log_id.as_ref().map(|l| l.index);
+        if let Some(snap) = snapshots.latest()? {
+            let snap_index = snap.manifest.meta.last_log_id.as_ref().map(|l| l.index);
             if snap_index > applied.as_ref().map(|l| l.index) {
-                let (_, image) = snapshot::decode(&bytes)?;
-                tracing::info!(snapshot = ?meta.last_log_id, store = ?applied, "loading the namespace from the snapshot file");
-                store.import(image).map_err(io_err)?;
+                tracing::info!(snapshot = ?snap.manifest.meta.last_log_id, store = ?applied, "restoring the namespace from the latest snapshot");
+                store.restore(&snap.data_dir()).map_err(io_err)?;
             }
         }
         let applied = read_bincode::<LogId>(&*store, META_APPLIED)?;
@@ -132,15 +134,13 @@ impl NsStateMachine {
         let shared = Arc::new(SmShared {
             store,
             blocks,
+            snapshots,
             cfg: RwLock::new(None),
             applied_tx,
         });
         shared.reload().map_err(io_err)?;
         shared.reload_blocks().map_err(io_err)?;
-        Ok(NsStateMachine {
-            shared,
-            dir: dir.to_path_buf(),
-        })
+        Ok(NsStateMachine { shared })
     }
 
     pub fn shared(&self) -> Arc<SmShared> {
@@ -190,7 +190,7 @@ impl NsStateMachine {
 }
 
 impl RaftStateMachine<TypeConfig> for NsStateMachine {
-    type SnapshotData = Vec<u8>;
+    type SnapshotData = SnapshotDir;
     type SnapshotBuilder = NsSnapshotBuilder;
 
     async fn applied_state(&mut self) -> io::Result<(Option<LogId>, StoredMembership)> {
@@ -283,68 +283,74 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
         NsSnapshotBuilder {
             store: self.shared.store.clone(),
-            dir: self.dir.clone(),
+            snapshots: self.shared.snapshots.clone(),
         }
     }
 
-    async fn install_snapshot(&mut self, meta: &SnapshotMeta, data: Vec<u8>) -> io::Result<()> {
-        let (file_meta, image) = snapshot::decode(&data)?;
-        if &file_meta != meta {
+    async fn install_snapshot(&mut self, meta: &SnapshotMeta, data: SnapshotDir) -> io::Result<()> {
+        if &data.manifest.meta != meta {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                "snapshot: metadata does not match its image",
+                "snapshot: metadata does not match its manifest",
             ));
         }
-        self.shared.store.import(image).map_err(io_err)?;
-        snapshot::write_file(&self.dir, &data)?;
+        let (store, snapshots) = (self.shared.store.clone(), self.shared.snapshots.clone());
+        let started = std::time::Instant::now();
+        let bytes = data.manifest.total_bytes();
+        tokio::task::spawn_blocking(move || -> io::Result<()> {
+            // Kept first: if the restore is cut short, the next start
+            // restores from it.
+            let snap = snapshots.adopt(data)?;
+            store.restore(&snap.data_dir()).map_err(io_err)?;
+            snapshots.prune()
+        })
+        .await
+        .map_err(io::Error::other)??;
         self.shared.reload().map_err(io_err)?;
         self.shared.reload_blocks().map_err(io_err)?;
         self.shared
             .applied_tx
             .send_replace(meta.last_log_id.as_ref().map_or(0, |l| l.index));
+        tracing::info!(last = ?meta.last_log_id, bytes, ms = started.elapsed().as_millis() as u64, "snapshot installed");
         Ok(())
     }
 
-    async fn get_current_snapshot(&mut self) -> io::Result<Option<openraft::alias::SnapshotOf<TypeConfig, Vec<u8>>>> {
-        let Some(bytes) = snapshot::read_file(&self.dir)? else {
-            return Ok(None);
-        };
-        let meta = snapshot::decode_meta(&bytes)?;
-        Ok(Some(Snapshot { meta, snapshot: bytes }))
+    async fn get_current_snapshot(
+        &mut self,
+    ) -> io::Result<Option<openraft::alias::SnapshotOf<TypeConfig, SnapshotDir>>> {
+        Ok(self.shared.snapshots.latest()?.map(|snap| Snapshot {
+            meta: snap.manifest.meta.clone(),
+            snapshot: snap,
+        }))
     }
 }
 
-/// Builds a snapshot from a consistent export of the store.
+/// Builds a snapshot: a checkpoint of the store (see [`Snapshots::build`]),
+/// off the async runtime's threads.
 pub struct NsSnapshotBuilder {
     store: Arc<dyn Store>,
-    dir: PathBuf,
+    snapshots: Arc<Snapshots>,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for NsSnapshotBuilder {
-    type SnapshotData = Vec<u8>;
+    type SnapshotData = SnapshotDir;
 
-    async fn build_snapshot(&mut self) -> io::Result<openraft::alias::SnapshotOf<TypeConfig, Vec<u8>>> {
-        let image = self.store.export().map_err(io_err)?;
-        let find = |key: &str| image.meta.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
-        let last_log_id: Option<LogId> = match find(META_APPLIED) {
-            Some(raw) => Some(
-                bincode::deserialize::<LogId>(&raw)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?,
-            ),
-            None => None,
-        };
-        let last_membership: StoredMembership = match find(META_MEMBERSHIP) {
-            Some(raw) => {
-                bincode::deserialize(&raw).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?
-            }
-            None => StoredMembership::default(),
-        };
-        let meta = SnapshotMeta {
-            last_log_id,
-            last_membership,
-        };
-        let bytes = snapshot::encode(&meta, &image);
-        snapshot::write_file(&self.dir, &bytes)?;
-        Ok(Snapshot { meta, snapshot: bytes })
+    async fn build_snapshot(&mut self) -> io::Result<openraft::alias::SnapshotOf<TypeConfig, SnapshotDir>> {
+        let (store, snapshots) = (self.store.clone(), self.snapshots.clone());
+        let started = std::time::Instant::now();
+        let snap = tokio::task::spawn_blocking(move || snapshots.build(&*store))
+            .await
+            .map_err(io::Error::other)??;
+        tracing::info!(
+            last = ?snap.manifest.meta.last_log_id,
+            bytes = snap.manifest.total_bytes(),
+            files = snap.manifest.files.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "snapshot taken"
+        );
+        Ok(Snapshot {
+            meta: snap.manifest.meta.clone(),
+            snapshot: snap,
+        })
     }
 }

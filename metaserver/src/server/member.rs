@@ -197,6 +197,11 @@ fn read_error(e: RaftError<TypeConfig, LinearizableReadError<TypeConfig>>) -> Fs
 }
 
 impl Member {
+    /// The member's snapshot directory (the Raft service writes received snapshots there).
+    pub fn snapshots(&self) -> Arc<crate::raft::snapshot::Snapshots> {
+        self.shared.snapshots.clone()
+    }
+
     /// Open the member's storage and start its Raft node (no RPC server).
     pub async fn open(cfg: &MemberConfig) -> Result<Member, FsError> {
         let version = layout::check(&cfg.dir, cfg.member_id, cfg.expect_cluster_id.as_deref())

@@ -43,6 +43,7 @@ pub async fn serve(
     .max_encoding_message_size(MAX_RPC_BYTES);
     let raft = pb::raft_server::RaftServer::new(RaftService {
         raft: member.raft.clone(),
+        snapshots: member.snapshots(),
     })
     .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
     .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES);

@@ -16,10 +16,12 @@
 //! "dentry points at missing inode".
 //! Calls made on a store itself (not a view) read the latest commit each.
 
+pub mod checkpoint;
 mod memory;
 mod rocks;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 pub use memory::MemStore;
 pub use rocks::{RocksStore, RocksStoreOptions};
@@ -123,6 +125,15 @@ pub trait Store: ReadView + Send + Sync + 'static {
 
     /// Replace all state by `image`.
     fn import(&self, image: Image) -> Result<(), StoreError>;
+
+    /// Write a consistent copy of the whole store into `dst` (a directory
+    /// that must not exist yet) in the store's own format (see
+    /// [`checkpoint`]), and return the values `meta_keys` have in that copy.
+    fn checkpoint(&self, dst: &Path, meta_keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, StoreError>;
+
+    /// Replace all state by the checkpoint in `src`, of either format;
+    /// `src` is left as it was (files are linked or copied from it).
+    fn restore(&self, src: &Path) -> Result<(), StoreError>;
 
     /// Human-readable name: "memory" or "rocksdb".
     fn kind(&self) -> &'static str;
@@ -240,6 +251,12 @@ impl<T: Store + ?Sized> Store for std::sync::Arc<T> {
     }
     fn import(&self, image: Image) -> Result<(), StoreError> {
         (**self).import(image)
+    }
+    fn checkpoint(&self, dst: &Path, meta_keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        (**self).checkpoint(dst, meta_keys)
+    }
+    fn restore(&self, src: &Path) -> Result<(), StoreError> {
+        (**self).restore(src)
     }
     fn kind(&self) -> &'static str {
         (**self).kind()

@@ -12,6 +12,7 @@
 mod entries;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -19,8 +20,8 @@ use rustc_hash::FxHashMap as HashMap;
 use parking_lot::RwLock;
 
 use super::{
-    BlockId, BlockRecord, Image, LeaseRecord, ReadView, RetryKey, RetryRecord, RetryWrite, Store, StoreError,
-    WriteBatch,
+    checkpoint, BlockId, BlockRecord, Image, LeaseRecord, ReadView, RetryKey, RetryRecord, RetryWrite, Store,
+    StoreError, WriteBatch,
 };
 use raftfs_proto::{Block, Permission};
 
@@ -459,6 +460,24 @@ impl Store for MemStore {
         maps.lease_files.extend(image.lease_files);
         *self.maps.write() = maps;
         Ok(())
+    }
+
+    fn checkpoint(&self, dst: &Path, meta_keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        let image = self.export()?;
+        let values = meta_keys
+            .iter()
+            .map(|k| image.meta.iter().find(|(m, _)| m == k).map(|(_, v)| v.clone()))
+            .collect();
+        checkpoint::write_image(dst, &image)?;
+        Ok(values)
+    }
+
+    fn restore(&self, src: &Path) -> Result<(), StoreError> {
+        let image = match checkpoint::format_of(src)? {
+            checkpoint::CheckpointFormat::Image => checkpoint::read_image(src)?,
+            checkpoint::CheckpointFormat::Rocksdb => super::RocksStore::export_checkpoint(src)?,
+        };
+        self.import(image)
     }
 
     fn kind(&self) -> &'static str {

@@ -3,8 +3,11 @@
 //! directory cache's version, so a sequence of reads sees one committed
 //! state and the cache serves it only while no commit has moved past it.
 
+use std::sync::Arc;
+
 use rocksdb::{Direction, IteratorMode, ReadOptions};
 
+use super::generation::Generation;
 use super::keys::*;
 use super::{
     DirCache, RocksStore, CF_BLOCK, CF_DENTRY, CF_INODE, CF_LEASE, CF_META, CF_RETRY, CF_RETRY_TIME,
@@ -13,20 +16,16 @@ use super::{
 use crate::inode::{Inode, InodeId};
 use crate::store::{BlockId, BlockRecord, LeaseRecord, ReadView, RetryKey, RetryRecord, StoreError};
 
-/// Where a read looks: the live store, or one snapshot and the cache
-/// version that matches it.
+/// Where a read looks: a database generation, live or at one snapshot of
+/// it, and the cache version that matches (taken with the generation under
+/// the cache lock, so a restore in between is seen as a version change).
 #[derive(Clone, Copy)]
 pub(super) struct At<'s> {
+    gen: &'s Generation,
     snapshot: Option<&'s rocksdb::Snapshot<'s>>,
-    /// The cache may serve (and learn from) this read only at this version;
-    /// `None`: at whatever version it has (live reads).
-    version: Option<u64>,
+    /// The cache may serve (and learn from) this read only at this version.
+    version: u64,
 }
-
-pub(super) const LIVE: At<'static> = At {
-    snapshot: None,
-    version: None,
-};
 
 impl RocksStore {
     fn opts_at(at: At<'_>) -> ReadOptions {
@@ -37,18 +36,29 @@ impl RocksStore {
         ro
     }
 
-    fn get_at(&self, at: At<'_>, cf: &str, key: &[u8]) -> Result<Option<rocksdb::DBPinnableSlice<'_>>, StoreError> {
-        self.db
-            .get_pinned_cf_opt(self.cf(cf), key, &Self::opts_at(at))
+    fn get_at<'a>(&self, at: At<'a>, cf: &str, key: &[u8]) -> Result<Option<rocksdb::DBPinnableSlice<'a>>, StoreError> {
+        at.gen
+            .db()
+            .get_pinned_cf_opt(at.gen.cf(cf), key, &Self::opts_at(at))
             .map_err(io)
     }
 
     /// The cache version a read at `at` may use, and whether it may use the cache.
     fn cache_version(cache: &DirCache, at: At<'_>) -> (u64, bool) {
-        match at.version {
-            Some(v) => (v, v == cache.version),
-            None => (cache.version, true),
-        }
+        (at.version, at.version == cache.version)
+    }
+
+    /// Run `read` against the live database, at the current cache version.
+    fn live<R>(&self, read: impl FnOnce(At<'_>) -> R) -> R {
+        let (gen, version) = {
+            let cache = self.cache.read();
+            (self.current(), cache.version)
+        };
+        read(At {
+            gen: &gen,
+            snapshot: None,
+            version,
+        })
     }
 
     fn inode_at(&self, at: At<'_>, id: InodeId) -> Result<Option<Inode>, StoreError> {
@@ -129,9 +139,10 @@ impl RocksStore {
         // parent + 1 bounds the scan; parent is never u64::MAX (ids are allocated upwards from 16386).
         upper.copy_from_slice(&(parent + 1).to_be_bytes());
         ro.set_iterate_upper_bound(upper);
-        let it = self
-            .db
-            .iterator_cf_opt(self.cf(CF_DENTRY), ro, IteratorMode::From(&from, Direction::Forward));
+        let it = at
+            .gen
+            .db()
+            .iterator_cf_opt(at.gen.cf(CF_DENTRY), ro, IteratorMode::From(&from, Direction::Forward));
         let mut out = Vec::new();
         for item in it {
             let (k, v) = item.map_err(io)?;
@@ -160,9 +171,10 @@ impl RocksStore {
         limit: usize,
     ) -> Result<Vec<(i64, RetryKey)>, StoreError> {
         let mut out = Vec::new();
-        let it = self
-            .db
-            .iterator_cf_opt(self.cf(CF_RETRY_TIME), Self::opts_at(at), IteratorMode::Start);
+        let it = at
+            .gen
+            .db()
+            .iterator_cf_opt(at.gen.cf(CF_RETRY_TIME), Self::opts_at(at), IteratorMode::Start);
         for item in it {
             let (k, _) = item.map_err(io)?;
             if k.len() < 8 || out.len() >= limit {
@@ -195,28 +207,28 @@ impl RocksStore {
 /// through [`crate::store::Store::view`]).
 impl ReadView for RocksStore {
     fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
-        self.inode_at(LIVE, id)
+        self.live(|at| self.inode_at(at, id))
     }
     fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
-        self.child_at(LIVE, parent, name)
+        self.live(|at| self.child_at(at, parent, name))
     }
     fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
-        self.children_at(LIVE, parent, start_after, limit)
+        self.live(|at| self.children_at(at, parent, start_after, limit))
     }
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self.get_at(LIVE, CF_META, key.as_bytes())?.map(|v| v.to_vec()))
+        self.live(|at| Ok(self.get_at(at, CF_META, key.as_bytes())?.map(|v| v.to_vec())))
     }
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
-        self.decoded_at(LIVE, CF_RETRY, &retry_key(key))
+        self.live(|at| self.decoded_at(at, CF_RETRY, &retry_key(key)))
     }
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
-        self.retry_older_than_at(LIVE, before_ms, limit)
+        self.live(|at| self.retry_older_than_at(at, before_ms, limit))
     }
     fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
-        self.decoded_at(LIVE, CF_BLOCK, &id.to_be_bytes())
+        self.live(|at| self.decoded_at(at, CF_BLOCK, &id.to_be_bytes()))
     }
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
-        self.decoded_at(LIVE, CF_LEASE, holder.as_bytes())
+        self.live(|at| self.decoded_at(at, CF_LEASE, holder.as_bytes()))
     }
 }
 
@@ -225,16 +237,37 @@ impl ReadView for RocksStore {
 /// bumps the version under that lock). The directory cache serves the view
 /// only while no commit has moved it past that version.
 pub struct RocksView<'a> {
-    pub(super) store: &'a RocksStore,
-    pub(super) snapshot: rocksdb::Snapshot<'a>,
-    pub(super) version: u64,
+    store: &'a RocksStore,
+    snapshot: GenSnapshot,
+    version: u64,
 }
 
-impl RocksView<'_> {
+type DbSnapshot<'a> = rocksdb::Snapshot<'a>;
+
+self_cell::self_cell!(
+    /// A RocksDB snapshot together with the generation it is of, which it
+    /// keeps open (a restore may replace the store's generation meanwhile).
+    struct GenSnapshot {
+        owner: Arc<Generation>,
+        #[covariant]
+        dependent: DbSnapshot,
+    }
+);
+
+impl<'a> RocksView<'a> {
+    pub(super) fn new(store: &'a RocksStore, gen: Arc<Generation>, version: u64) -> RocksView<'a> {
+        RocksView {
+            store,
+            snapshot: GenSnapshot::new(gen, |g| g.db().snapshot()),
+            version,
+        }
+    }
+
     fn at(&self) -> At<'_> {
         At {
-            snapshot: Some(&self.snapshot),
-            version: Some(self.version),
+            gen: self.snapshot.borrow_owner(),
+            snapshot: Some(self.snapshot.borrow_dependent()),
+            version: self.version,
         }
     }
 }
