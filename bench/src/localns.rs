@@ -242,6 +242,21 @@ impl LocalNameservice {
         out
     }
 
+    /// Lines of the members' logs that contain `needle` (events the run
+    /// should report, such as snapshot installs).
+    pub fn count_in_logs(&self, needle: &str) -> usize {
+        self.members
+            .iter()
+            .map(|m| {
+                std::fs::read_to_string(self.root.path().join(format!("m{}.log", m.id)))
+                    .unwrap_or_default()
+                    .lines()
+                    .filter(|l| l.contains(needle))
+                    .count()
+            })
+            .sum()
+    }
+
     /// Keep the directory (logs and data) after the run, for a post-mortem.
     pub fn keep(self) -> PathBuf {
         let mut me = self;

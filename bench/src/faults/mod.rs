@@ -246,10 +246,11 @@ async fn run_one(a: &FaultArgs, seed: u64) -> anyhow::Result<bool> {
         }
     );
     println!(
-        "  acknowledged creates lost: {}; applied twice: {}; unexpected errors: {}",
+        "  acknowledged creates lost: {}; applied twice: {}; unexpected errors: {}; snapshots installed: {}",
         report.lost.len(),
         report.twice.len(),
-        report.failed.len()
+        report.failed.len(),
+        nemesis.ns.count_in_logs("snapshot installed")
     );
     if report.passed() {
         return Ok(true);
