@@ -67,7 +67,9 @@ async fn check_consistent(fs: &FileSystem, path: &str) -> usize {
 }
 
 async fn run(store: &str) {
-    let mut cluster = common::Cluster::start(3, store);
+    // Snapshots every few hundred entries: kills land during checkpoints,
+    // and a memory-store restart loads the latest snapshot plus the log tail.
+    let mut cluster = common::Cluster::start_with(3, store, &["--snapshot-logs", "500", "--snapshot-keep-logs", "50"]);
     cluster.wait_ready().await;
     let acked = Arc::new(Mutex::new(BTreeSet::new()));
     for cycle in 0..cycles() {
