@@ -28,7 +28,7 @@ use openraft::storage::RaftStateMachine;
 
 use raftfs_metaserver::blocks::{BlockManager, BlockManagerConfig};
 use raftfs_metaserver::raft::network::SNAPSHOT_CHUNK_BYTES;
-use raftfs_metaserver::raft::{snapshot, NsStateMachine};
+use raftfs_metaserver::raft::{snapshot, snapshot_stream, NsStateMachine};
 use raftfs_metaserver::server::{Member, StoreKind};
 use raftfs_metaserver::testkit;
 use raftfs_proto::{CallCtx, Op, OpResult, Permission};
@@ -192,9 +192,9 @@ pub async fn run(a: SnapshotArgs) -> anyhow::Result<()> {
     )?;
     let incoming = snapshot::Snapshots::open(&new_dir)?.incoming()?;
     let meta = taken.manifest.meta.clone();
-    let mut writer = snapshot::SnapshotWriter::new(incoming, taken.manifest.clone())?;
+    let mut writer = snapshot_stream::SnapshotWriter::new(incoming, taken.manifest.clone())?;
     let mut write_error = None;
-    snapshot::read_chunks(&taken, SNAPSHOT_CHUNK_BYTES, |chunk| match writer.push(&chunk) {
+    snapshot_stream::read_chunks(&taken, SNAPSHOT_CHUNK_BYTES, |chunk| match writer.push(&chunk) {
         Ok(()) => true,
         Err(e) => {
             write_error = Some(e);

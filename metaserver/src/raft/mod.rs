@@ -14,6 +14,7 @@
 pub mod log_store;
 pub mod network;
 pub mod snapshot;
+pub mod snapshot_stream;
 pub mod state_machine;
 
 use std::fmt;

@@ -27,7 +27,8 @@ use tonic::transport::{Channel, Endpoint};
 use raftfs_proto::pb;
 use raftfs_proto::pb::raft_client::RaftClient;
 
-use super::snapshot::{self, Manifest, SnapshotDir, SnapshotWriter, Snapshots};
+use super::snapshot::{Manifest, SnapshotDir, Snapshots};
+use super::snapshot_stream::{self, SnapshotWriter};
 use super::{TypeConfig, Vote};
 
 /// Largest Raft message, in bytes: an AppendEntries of up to openraft's
@@ -127,7 +128,7 @@ impl PeerClient {
         };
         let (tx, rx) = tokio::sync::mpsc::channel(SNAPSHOT_CHUNKS_IN_FLIGHT);
         let reader = tokio::task::spawn_blocking(move || {
-            snapshot::read_chunks(&dir, SNAPSHOT_CHUNK_BYTES, |data| {
+            snapshot_stream::read_chunks(&dir, SNAPSHOT_CHUNK_BYTES, |data| {
                 tx.blocking_send(pb::SnapshotChunk {
                     head_bin: Vec::new(),
                     data,

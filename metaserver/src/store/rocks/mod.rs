@@ -127,7 +127,7 @@ pub struct RocksStore {
 
 impl RocksStore {
     /// Open (or create) the store whose root directory is `root` (see
-    /// [`generation`] for the layout).
+    /// the `generation` module for the layout).
     pub fn open(root: &Path, opts: &RocksStoreOptions) -> Result<RocksStore, StoreError> {
         std::fs::create_dir_all(root).map_err(|e| StoreError::Io(format!("create {}: {e}", root.display())))?;
         let number = match generation::current(root)? {
