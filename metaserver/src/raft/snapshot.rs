@@ -18,14 +18,14 @@
 //! On the wire a snapshot is its manifest and then its files' bytes (see
 //! [`super::snapshot_stream`]).
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::state_machine::{META_APPLIED, META_MEMBERSHIP};
 use super::{LogId, SnapshotMeta, StoredMembership};
-use crate::store::checkpoint::sync_dir;
+use crate::store::checkpoint::{read_framed, sync_dir, write_framed};
 use crate::store::Store;
 
 /// Directory of a member's snapshots, inside the member directory.
@@ -36,7 +36,6 @@ const SNAPSHOT_DIR_PREFIX: &str = "snap-";
 const BUILDING_DIR_PREFIX: &str = "tmp-";
 const INCOMING_DIR_PREFIX: &str = "incoming-";
 const MANIFEST_MAGIC: &[u8; 8] = b"RFSSNAP3";
-const MANIFEST_HEADER_BYTES: usize = 8 + 4 + 8;
 /// Largest snapshot accepted from a peer, in bytes (the sum of its files).
 pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 40;
 /// Most files in one snapshot.
@@ -130,39 +129,15 @@ fn dir_name(last: Option<&LogId>) -> String {
 
 pub(super) fn write_manifest(dir: &Path, m: &Manifest) -> io::Result<()> {
     let body = bincode::serialize(m).expect("serialize a snapshot manifest");
-    let mut f = std::fs::File::create(dir.join(MANIFEST_FILE))?;
-    f.write_all(MANIFEST_MAGIC)?;
-    f.write_all(&crc32c::crc32c(&body).to_le_bytes())?;
-    f.write_all(&(body.len() as u64).to_le_bytes())?;
-    f.write_all(&body)?;
-    f.sync_all()?;
+    write_framed(&dir.join(MANIFEST_FILE), MANIFEST_MAGIC, &body)?;
     sync_dir(dir).map_err(io::Error::other)
 }
 
 /// Read and verify the manifest of the snapshot directory `dir`.
 pub fn read_manifest(dir: &Path) -> io::Result<Manifest> {
     let path = dir.join(MANIFEST_FILE);
-    let bytes = std::fs::read(&path)?;
-    let at = path.display();
-    if bytes.len() < MANIFEST_HEADER_BYTES || &bytes[..8] != MANIFEST_MAGIC {
-        return Err(invalid(format!("{at}: bad magic or truncated header")));
-    }
-    let crc = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    let len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    let body = &bytes[MANIFEST_HEADER_BYTES..];
-    if len > MAX_MANIFEST_BYTES || len != body.len() as u64 {
-        return Err(invalid(format!(
-            "{at}: body length {len}, {} bytes present",
-            body.len()
-        )));
-    }
-    let actual = crc32c::crc32c(body);
-    if actual != crc {
-        return Err(invalid(format!(
-            "{at}: checksum mismatch (stored {crc:08x}, computed {actual:08x})"
-        )));
-    }
-    bincode::deserialize(body).map_err(|e| invalid(format!("{at}: decode: {e}")))
+    let body = read_framed(&path, MANIFEST_MAGIC, MAX_MANIFEST_BYTES)?;
+    bincode::deserialize(&body).map_err(|e| invalid(format!("{}: decode: {e}", path.display())))
 }
 
 /// Name, length and CRC32C of every file in `dir`, in name order.

@@ -25,7 +25,8 @@ pub const IMAGE_FILE: &str = "image.bin";
 /// The file every RocksDB database (and so every RocksDB checkpoint) has.
 const ROCKSDB_MARKER_FILE: &str = "CURRENT";
 const IMAGE_MAGIC: &[u8; 8] = b"RFSIMG01";
-const IMAGE_HEADER_BYTES: usize = 8 + 4 + 8;
+/// Magic, CRC32C and length in front of a framed file's body.
+const FRAME_HEADER_BYTES: usize = 8 + 4 + 8;
 /// Largest image file accepted, in bytes (the memory store holds it all).
 pub const MAX_IMAGE_BYTES: u64 = 64 * 1024 * 1024 * 1024;
 
@@ -54,47 +55,62 @@ fn io_at(what: &str, path: &Path, e: io::Error) -> StoreError {
     StoreError::Io(format!("{what} {}: {e}", path.display()))
 }
 
+/// Write `body` to the new file `path` framed as `magic`, CRC32C (u32 LE),
+/// length (u64 LE), body; synced. Used for image files and snapshot manifests.
+pub fn write_framed(path: &Path, magic: &[u8; 8], body: &[u8]) -> io::Result<()> {
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(magic)?;
+    f.write_all(&crc32c::crc32c(body).to_le_bytes())?;
+    f.write_all(&(body.len() as u64).to_le_bytes())?;
+    f.write_all(body)?;
+    f.sync_all()
+}
+
+/// Read the file `path` written by [`write_framed`] and return its body once
+/// the magic, the length (at most `max_bytes`) and the CRC32C check out; a
+/// mismatch is `InvalidData` naming the file.
+pub fn read_framed(path: &Path, magic: &[u8; 8], max_bytes: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = std::fs::read(path)?;
+    let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {m}", path.display()));
+    if bytes.len() < FRAME_HEADER_BYTES || &bytes[..8] != magic {
+        return Err(bad("bad magic or truncated header".into()));
+    }
+    let crc = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    let len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
+    let body_len = (bytes.len() - FRAME_HEADER_BYTES) as u64;
+    if len > max_bytes || len != body_len {
+        return Err(bad(format!(
+            "body length {len} does not match the {body_len} bytes present"
+        )));
+    }
+    let actual = crc32c::crc32c(&bytes[FRAME_HEADER_BYTES..]);
+    if actual != crc {
+        return Err(bad(format!(
+            "checksum mismatch (stored {crc:08x}, computed {actual:08x})"
+        )));
+    }
+    bytes.drain(..FRAME_HEADER_BYTES);
+    Ok(bytes)
+}
+
 /// Write `image` as the image file of the new checkpoint directory `dir`, synced.
 pub fn write_image(dir: &Path, image: &Image) -> Result<(), StoreError> {
     std::fs::create_dir_all(dir).map_err(|e| io_at("create checkpoint directory", dir, e))?;
     let body = bincode::serialize(image).expect("serialize a store image");
     let path = dir.join(IMAGE_FILE);
-    let mut f = std::fs::File::create(&path).map_err(|e| io_at("create image file", &path, e))?;
-    let mut header = Vec::with_capacity(IMAGE_HEADER_BYTES);
-    header.extend_from_slice(IMAGE_MAGIC);
-    header.extend_from_slice(&crc32c::crc32c(&body).to_le_bytes());
-    header.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    f.write_all(&header)
-        .and_then(|_| f.write_all(&body))
-        .and_then(|_| f.sync_all())
-        .map_err(|e| io_at("write image file", &path, e))?;
+    write_framed(&path, IMAGE_MAGIC, &body).map_err(|e| io_at("write image file", &path, e))?;
     sync_dir(dir)
 }
 
 /// Read and verify the image file of the checkpoint directory `dir`.
 pub fn read_image(dir: &Path) -> Result<Image, StoreError> {
     let path = dir.join(IMAGE_FILE);
-    let bytes = std::fs::read(&path).map_err(|e| io_at("read image file", &path, e))?;
     let corrupt = |detail: String| StoreError::Corrupt { table: "image", detail };
-    if bytes.len() < IMAGE_HEADER_BYTES || &bytes[..8] != IMAGE_MAGIC {
-        return Err(corrupt("bad magic or truncated header".into()));
-    }
-    let crc = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    let len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    let body = &bytes[IMAGE_HEADER_BYTES..];
-    if len > MAX_IMAGE_BYTES || len != body.len() as u64 {
-        return Err(corrupt(format!(
-            "body length {len} does not match the {} bytes present",
-            body.len()
-        )));
-    }
-    let actual = crc32c::crc32c(body);
-    if actual != crc {
-        return Err(corrupt(format!(
-            "checksum mismatch (stored {crc:08x}, computed {actual:08x})"
-        )));
-    }
-    bincode::deserialize(body).map_err(|e| corrupt(format!("decode: {e}")))
+    let body = read_framed(&path, IMAGE_MAGIC, MAX_IMAGE_BYTES).map_err(|e| match e.kind() {
+        io::ErrorKind::InvalidData => corrupt(e.to_string()),
+        _ => io_at("read image file", &path, e),
+    })?;
+    bincode::deserialize(&body).map_err(|e| corrupt(format!("decode: {e}")))
 }
 
 /// fsync a directory, so the names in it are durable.
