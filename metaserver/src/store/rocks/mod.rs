@@ -130,7 +130,8 @@ impl RocksStore {
     /// the `generation` module for the layout).
     pub fn open(root: &Path, opts: &RocksStoreOptions) -> Result<RocksStore, StoreError> {
         std::fs::create_dir_all(root).map_err(|e| StoreError::Io(format!("create {}: {e}", root.display())))?;
-        let number = match generation::current(root)? {
+        let named = generation::current(root)?;
+        let number = match named {
             Some(n) => n,
             None if root.join("CURRENT").exists() => {
                 return Err(StoreError::Corrupt {
@@ -144,7 +145,9 @@ impl RocksStore {
             None => 0,
         };
         let gen = Generation::open(root, number, opts)?;
-        generation::set_current(root, number)?;
+        if named.is_none() {
+            generation::set_current(root, number)?;
+        }
         generation::remove_others(root, number)?;
         Ok(RocksStore {
             root: root.to_path_buf(),
