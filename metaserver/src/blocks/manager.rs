@@ -714,13 +714,22 @@ impl BlockManager {
         });
     }
 
+    /// Whether namespace changes are refused. The automatic part is
+    /// re-checked with the current counts on every question, so an empty
+    /// namespace (or one whose blocks are all reported) leaves safe mode as
+    /// soon as it is asked, not only at the next monitor run.
     pub fn in_safemode(&self) -> bool {
-        self.state.lock().safemode.is_on()
+        let mut st = self.state.lock();
+        let (safe, total) = (st.safe_complete, st.total_complete);
+        st.safemode.update(safe, total, Instant::now());
+        st.safemode.is_on()
     }
 
     pub fn safemode_status(&self) -> SafeModeStatus {
-        let st = self.state.lock();
-        st.safemode.status(st.safe_complete, st.total_complete)
+        let mut st = self.state.lock();
+        let (safe, total) = (st.safe_complete, st.total_complete);
+        st.safemode.update(safe, total, Instant::now());
+        st.safemode.status(safe, total)
     }
 
     pub fn safemode_enter(&self) {
@@ -790,5 +799,42 @@ impl BlockManager {
     /// Whether a registered DataNode has `key` as uuid, address or host name.
     pub fn node_known(&self, key: &str) -> bool {
         self.state.lock().nodes.iter().any(|n| n.matches(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn complete_block(inode: u64) -> Option<BlockRecord> {
+        Some(BlockRecord {
+            inode,
+            gen_stamp: 1,
+            num_bytes: 10,
+            replication: 3,
+            under_construction: false,
+        })
+    }
+
+    #[test]
+    fn an_empty_namespace_is_out_of_safe_mode_before_any_monitor_run() {
+        let m = BlockManager::new(BlockManagerConfig::default());
+        assert!(!m.in_safemode(), "no blocks: nothing to wait for");
+        assert_eq!(m.safemode_status().message, "Safe mode is OFF");
+    }
+
+    #[test]
+    fn unreported_blocks_keep_safe_mode_on() {
+        let m = BlockManager::new(BlockManagerConfig::default());
+        m.apply_changes(
+            &BTreeMap::from([(1, complete_block(2)), (3, complete_block(4))]),
+            Some(5),
+            None,
+        );
+        assert!(m.in_safemode(), "two complete blocks, no replica reported");
+        let s = m.safemode_status();
+        assert!(s.on && s.total_blocks == 2 && s.safe_blocks == 0, "{s:?}");
+        m.safemode_leave();
+        assert!(!m.in_safemode());
     }
 }
