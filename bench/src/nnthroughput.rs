@@ -239,7 +239,12 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
     };
     let n = inputs.len() as u64;
     let threads = if op == "clean" { 1 } else { a.threads };
+    let batches_before = bench.engine_batch_stats();
     let (elapsed_ms, latency_ms) = run_parallel(bench, threads, inputs).await?;
+    let batches = bench
+        .engine_batch_stats()
+        .zip(batches_before)
+        .map(|((b, w), (b0, w0))| (b - b0, w - w0));
     let rate = n as f64 / (elapsed_ms / 1000.0);
     println!("--- {op} inputs ---");
     if op == "mkdirs" {
@@ -252,6 +257,12 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
     println!("Elapsed Time: {}", elapsed_ms.round() as u64);
     println!(" Ops per sec: {rate}");
     println!("Average Time: {}", (latency_ms / n.max(1) as f64).round() as u64);
+    if let Some((b, w)) = batches.filter(|(b, _)| *b > 0) {
+        println!(
+            "# engine writes per commit: {:.2} ({w} writes, {b} commits)",
+            w as f64 / b as f64
+        );
+    }
     if !a.keep_results && op != "clean" {
         run_parallel(
             bench,

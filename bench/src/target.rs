@@ -88,6 +88,14 @@ impl Bench {
         })
     }
 
+    /// The engine's (batches committed, writes they held), at engine level.
+    pub fn engine_batch_stats(&self) -> Option<(u64, u64)> {
+        match &self.target {
+            Target::Engine(e) => Some(e.batch_stats()),
+            _ => None,
+        }
+    }
+
     pub fn is_engine(&self) -> bool {
         matches!(self.target, Target::Engine(_))
     }

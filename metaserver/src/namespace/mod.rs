@@ -13,6 +13,7 @@
 
 pub mod data;
 pub mod delta;
+mod engine;
 pub mod overlay;
 pub mod permission;
 pub mod plan;
@@ -20,13 +21,13 @@ pub mod read;
 mod rename;
 pub mod resolve;
 
-use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use raftfs_proto::limits::{MAX_GROUPS_PER_CALLER, MAX_PRINCIPAL_LEN_BYTES};
 use raftfs_proto::{codec, CallCtx, FsError, Op, OpResult, Permission};
 
 pub use delta::{Delta, Mutation};
+pub use engine::{Engine, MAX_OPS_PER_ENGINE_BATCH};
 pub use overlay::{
     Overlay, FIRST_BLOCK_ID, FIRST_GEN_STAMP, META_NEXT_BLOCK_ID, META_NEXT_GEN_STAMP, META_NEXT_INODE_ID,
 };
@@ -34,7 +35,7 @@ pub use plan::plan;
 pub use read::read;
 
 use crate::inode::{Inode, InodeId, FIRST_ALLOCATED_ID, ROOT_ID};
-use crate::store::{ReadView, RetryRecord, Store, StoreError, WriteBatch};
+use crate::store::{ReadView, RetryRecord, StoreError, WriteBatch};
 
 /// Meta key holding the bincode of [`FormatInfo`].
 pub const META_FORMAT: &str = "format";
@@ -47,7 +48,7 @@ pub const MAX_CLIENT_ID_LEN_BYTES: usize = 128;
 /// How long the retry table keeps a call's first result (HDFS
 /// `dfs.namenode.retrycache.expirytime.millis`, 10 minutes), in log time.
 pub const RETRY_CACHE_EXPIRY_MS: i64 = 600_000;
-/// Most retry records one log entry (or one engine write) expires.
+/// Most retry records one log entry (or one engine batch) expires.
 pub const MAX_RETRY_EXPIRIES_PER_ENTRY: usize = 1024;
 /// HDFS's default supergroup name (`dfs.permissions.superusergroup`).
 pub const DEFAULT_SUPERGROUP: &str = "supergroup";
@@ -257,62 +258,4 @@ pub fn expire_retry<V: ReadView + ?Sized>(overlay: &mut Overlay<'_, V>, now_ms: 
         overlay.delete_retry(key, time_ms);
     }
     Ok(n)
-}
-
-/// The namespace engine without Raft: one writer at a time, each op
-/// committed on its own. Used by tests and `raftfs bench --level engine`.
-pub struct Engine<S: Store> {
-    store: S,
-    cfg: NsConfig,
-    write_lock: Mutex<()>,
-}
-
-impl<S: Store> Engine<S> {
-    /// Open `store`, formatting it with `info` if it is empty.
-    pub fn open(store: S, info: &FormatInfo) -> Result<Engine<S>, FsError> {
-        let cfg = match format_info(&store)? {
-            Some(existing) => NsConfig::from(&existing),
-            None => {
-                store.commit(format_batch(info))?;
-                NsConfig::from(info)
-            }
-        };
-        Ok(Engine {
-            store,
-            cfg,
-            write_lock: Mutex::new(()),
-        })
-    }
-
-    pub fn store(&self) -> &S {
-        &self.store
-    }
-
-    pub fn config(&self) -> &NsConfig {
-        &self.cfg
-    }
-
-    /// Run `op` at log time `time_ms`: reads against the store, writes
-    /// planned, staged and committed under the single writer lock.
-    pub fn execute(&self, ctx: &CallCtx, op: &Op, time_ms: i64) -> Result<OpResult, FsError> {
-        if !op.is_write() {
-            check_ctx(ctx)?;
-            return read(&self.cfg, &*self.store.view(), ctx, op);
-        }
-        let _writer = self.write_lock.lock();
-        let (result, batch) = {
-            let view = self.store.view();
-            let mut overlay = Overlay::new(&*view);
-            let result = execute_write(&self.cfg, &mut overlay, ctx, op, time_ms);
-            expire_retry(&mut overlay, time_ms)?;
-            (result, overlay.into_batch())
-        };
-        self.store.commit(batch)?;
-        result
-    }
-
-    /// Number of records in the retry table older than `before_ms` (up to `limit`).
-    pub fn retry_records_older_than(&self, before_ms: i64, limit: usize) -> Result<usize, FsError> {
-        Ok(self.store.retry_older_than(before_ms, limit)?.len())
-    }
 }

@@ -42,7 +42,10 @@ impl Names {
         if let Some(i) = self.index.get(name) {
             return *i;
         }
-        let i = u32::try_from(self.names.len()).expect("fewer than 2^32 distinct user and group names");
+        let i = u32::try_from(self.names.len())
+            .ok()
+            .filter(|i| *i != NO_LEASE_HOLDER)
+            .expect("fewer than 2^32 - 1 distinct user, group and client names");
         let name: Arc<str> = name.into();
         self.names.push(name.clone());
         self.index.insert(name, i);
@@ -54,7 +57,11 @@ impl Names {
 }
 
 /// An inode as the memory store keeps it: names interned, fields packed
-/// (72 bytes; see the size test below).
+/// into 64 bytes (see the size test below), boxed in the inode table so a
+/// table slot is 16 bytes: the table doubles as it grows, and a doubled
+/// table of 64-byte slots cost ~80 bytes per inode of its own.
+/// `block_units` (the block size in 512-byte units; plan checks it is a
+/// multiple of 512 and at most 2^40) and `replication` are 0 for directories.
 struct MemInode {
     parent: InodeId,
     mtime: i64,
@@ -62,21 +69,23 @@ struct MemInode {
     kind: MemKind,
     owner: u32,
     group: u32,
+    block_units: u32,
     permission: u16,
+    replication: u16,
 }
 
+/// The interned lease holder of a file nobody holds open.
+const NO_LEASE_HOLDER: u32 = u32::MAX;
+
 enum MemKind {
-    /// `block_units`: the block size in 512-byte units (plan checks it is a
-    /// multiple of 512 and at most 2^40); `lease_holder`: an interned client id.
+    /// `lease_holder`: an interned client id, or [`NO_LEASE_HOLDER`].
     File {
         length: u64,
         /// Boxed so that a file without blocks costs one (thin) pointer,
         /// where a `Vec` or boxed slice would cost two or three words.
         #[allow(clippy::box_collection)]
         blocks: Option<Box<Vec<Block>>>,
-        block_units: u32,
-        replication: u16,
-        lease_holder: Option<u32>,
+        lease_holder: u32,
     },
     Directory(Box<MemDir>),
 }
@@ -92,7 +101,7 @@ struct MemDir {
 
 impl MemInode {
     fn pack(i: Inode, names: &mut Names) -> MemInode {
-        let kind = match i.kind {
+        let (kind, block_units, replication) = match i.kind {
             InodeKind::File {
                 replication,
                 block_size,
@@ -105,19 +114,21 @@ impl MemInode {
                     "block size {block_size} of inode {} cannot be packed",
                     i.id
                 );
-                MemKind::File {
+                let kind = MemKind::File {
                     length,
                     blocks: (!blocks.is_empty()).then(|| Box::new(blocks)),
-                    block_units: (block_size / BLOCK_UNIT_BYTES) as u32,
-                    replication,
-                    lease_holder: lease_holder.map(|h| names.intern(&h)),
-                }
+                    lease_holder: lease_holder.map_or(NO_LEASE_HOLDER, |h| names.intern(&h)),
+                };
+                (kind, (block_size / BLOCK_UNIT_BYTES) as u32, replication)
             }
-            InodeKind::Directory { children, quota } => MemKind::Directory(Box::new(MemDir {
-                children,
-                quota,
-                entries: entries::Entries::default(),
-            })),
+            InodeKind::Directory { children, quota } => {
+                let dir = MemDir {
+                    children,
+                    quota,
+                    entries: entries::Entries::default(),
+                };
+                (MemKind::Directory(Box::new(dir)), 0, 0)
+            }
         };
         MemInode {
             parent: i.parent,
@@ -126,7 +137,9 @@ impl MemInode {
             kind,
             owner: names.intern(&i.owner),
             group: names.intern(&i.group),
+            block_units,
             permission: i.permission.bits(),
+            replication,
         }
     }
 
@@ -135,14 +148,12 @@ impl MemInode {
             MemKind::File {
                 length,
                 blocks,
-                block_units,
-                replication,
                 lease_holder,
             } => InodeKind::File {
-                replication: *replication,
-                block_size: *block_units as u64 * BLOCK_UNIT_BYTES,
+                replication: self.replication,
+                block_size: self.block_units as u64 * BLOCK_UNIT_BYTES,
                 length: *length,
-                lease_holder: lease_holder.map(|h| names.get(h).to_string()),
+                lease_holder: (*lease_holder != NO_LEASE_HOLDER).then(|| names.get(*lease_holder).to_string()),
                 blocks: blocks.as_deref().cloned().unwrap_or_default(),
             },
             MemKind::Directory(d) => InodeKind::Directory {
@@ -166,7 +177,7 @@ impl MemInode {
 #[derive(Default)]
 struct Maps {
     names: Names,
-    inodes: HashMap<InodeId, MemInode>,
+    inodes: HashMap<InodeId, Box<MemInode>>,
     meta: BTreeMap<String, Vec<u8>>,
     retry: HashMap<RetryKey, RetryRecord>,
     /// (time, key) of every retry record, for expiry.
@@ -195,22 +206,24 @@ impl Maps {
     fn put_inode(&mut self, inode: Inode) {
         let id = inode.id;
         let mut packed = MemInode::pack(inode, &mut self.names);
-        if let Some(old) = self.inodes.get_mut(&id) {
-            match (&mut old.kind, &mut packed.kind) {
-                (MemKind::Directory(o), MemKind::Directory(n)) => n.entries = std::mem::take(&mut o.entries),
-                (MemKind::File { .. }, MemKind::File { .. }) => {}
-                _ => panic!("inode {id} changed between file and directory"),
+        match self.inodes.get_mut(&id) {
+            Some(old) => {
+                match (&mut old.kind, &mut packed.kind) {
+                    (MemKind::Directory(o), MemKind::Directory(n)) => n.entries = std::mem::take(&mut o.entries),
+                    (MemKind::File { .. }, MemKind::File { .. }) => {}
+                    _ => panic!("inode {id} changed between file and directory"),
+                }
+                // In place: a rewrite (a parent's mtime on every create) allocates nothing.
+                **old = packed;
+            }
+            None => {
+                self.inodes.insert(id, Box::new(packed));
             }
         }
-        self.inodes.insert(id, packed);
     }
 
     fn delete_inode(&mut self, id: InodeId) {
-        if let Some(MemInode {
-            kind: MemKind::Directory(d),
-            ..
-        }) = self.inodes.remove(&id)
-        {
+        if let Some(MemKind::Directory(d)) = self.inodes.remove(&id).map(|m| m.kind) {
             assert!(
                 d.entries.is_empty(),
                 "directory {id} deleted with {} entries left",
@@ -526,7 +539,7 @@ mod tests {
     #[test]
     fn packed_inode_is_small() {
         assert!(
-            std::mem::size_of::<MemInode>() <= 72,
+            std::mem::size_of::<MemInode>() <= 64,
             "MemInode is {} bytes",
             std::mem::size_of::<MemInode>()
         );

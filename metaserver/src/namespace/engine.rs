@@ -1,0 +1,199 @@
+//! [`Engine`]: the namespace without Raft, for tests and
+//! `raftfs bench nnthroughput --level engine`.
+//!
+//! Writes are serialized (one writer at a time, as the state machine applies
+//! one entry at a time) and group-committed: a caller queues its write, and
+//! whoever holds the writer lock plans and stages every queued write on one
+//! overlay and commits them as one store batch, the way the Raft path packs
+//! concurrent calls into one log entry. Before, each caller took the lock
+//! for its own write; with two threads the lock changed hands on every
+//! write and two threads ran slower than one (measured: rocksdb create
+//! 15.5k/s with two threads against 25.9k/s with one).
+//!
+//! Guarantees: a write is answered only after the batch holding it is
+//! committed; writes of one batch apply in queue order, each on the state
+//! the ones before it left (a failed write leaves no trace, as in an entry);
+//! a store error fails every write of the batch, none of which is then
+//! visible. Reads bypass the queue and see the latest commit.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use raftfs_proto::{CallCtx, FsError, Op, OpResult};
+
+use super::{check_ctx, execute_write, expire_retry, format_batch, format_info, read, FormatInfo, NsConfig, Overlay};
+use crate::store::Store;
+
+/// Most writes one engine batch plans and commits together.
+pub const MAX_OPS_PER_ENGINE_BATCH: usize = 256;
+
+/// How long a queued write's caller spins for its answer (or the writer
+/// lock) before it blocks on the lock.
+pub const MAX_SPIN_WAIT_US: u64 = 200;
+
+/// Where the batch that ran a write leaves its result.
+#[derive(Default)]
+struct Answer {
+    ready: AtomicBool,
+    result: Mutex<Option<Result<OpResult, FsError>>>,
+}
+
+impl Answer {
+    fn set(&self, r: Result<OpResult, FsError>) {
+        *self.result.lock() = Some(r);
+        self.ready.store(true, Ordering::Release);
+    }
+
+    fn take(&self) -> Option<Result<OpResult, FsError>> {
+        if !self.ready.load(Ordering::Acquire) {
+            return None;
+        }
+        let r = self.result.lock().take();
+        assert!(r.is_some(), "an answer is taken once");
+        r
+    }
+}
+
+/// A write waiting for the writer lock.
+struct Queued {
+    ctx: CallCtx,
+    op: Op,
+    time_ms: i64,
+    answer: Arc<Answer>,
+}
+
+/// The namespace engine without Raft (see the module docs).
+pub struct Engine<S: Store> {
+    store: S,
+    cfg: NsConfig,
+    /// Held by the one caller that plans and commits queued writes.
+    write_lock: Mutex<()>,
+    queue: Mutex<Vec<Queued>>,
+    /// Batches committed, and the writes they held (for the benchmark).
+    batches: AtomicU64,
+    batched_writes: AtomicU64,
+}
+
+impl<S: Store> Engine<S> {
+    /// Open `store`, formatting it with `info` if it is empty.
+    pub fn open(store: S, info: &FormatInfo) -> Result<Engine<S>, FsError> {
+        let cfg = match format_info(&store)? {
+            Some(existing) => NsConfig::from(&existing),
+            None => {
+                store.commit(format_batch(info))?;
+                NsConfig::from(info)
+            }
+        };
+        Ok(Engine {
+            store,
+            cfg,
+            write_lock: Mutex::new(()),
+            queue: Mutex::new(Vec::new()),
+            batches: AtomicU64::new(0),
+            batched_writes: AtomicU64::new(0),
+        })
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    pub fn config(&self) -> &NsConfig {
+        &self.cfg
+    }
+
+    /// Run `op` at log time `time_ms`: a read against the latest commit, a
+    /// write through the queue (see the module docs).
+    pub fn execute(&self, ctx: &CallCtx, op: &Op, time_ms: i64) -> Result<OpResult, FsError> {
+        if !op.is_write() {
+            check_ctx(ctx)?;
+            return read(&self.cfg, &*self.store.view(), ctx, op);
+        }
+        let answer = Arc::new(Answer::default());
+        self.queue.lock().push(Queued {
+            ctx: ctx.clone(),
+            op: op.clone(),
+            time_ms,
+            answer: answer.clone(),
+        });
+        // Every caller either sees its answer or takes the writer lock after
+        // queueing, so its write is run by a holder or, at the latest, by
+        // itself. Waiting spins for a while before it blocks: the holder
+        // usually answers within one batch's time, and a blocked waiter
+        // costs a wake-up on the holder's path for every write.
+        let spin_until = Instant::now() + Duration::from_micros(MAX_SPIN_WAIT_US);
+        let mut spins = 0u32;
+        let _writer = loop {
+            if let Some(result) = answer.take() {
+                return result;
+            }
+            if let Some(writer) = self.write_lock.try_lock() {
+                break writer;
+            }
+            spins += 1;
+            if spins.is_multiple_of(64) && Instant::now() >= spin_until {
+                break self.write_lock.lock();
+            }
+            std::hint::spin_loop();
+        };
+        // The holder runs batches until the queue is empty, its own write
+        // included: writes queued meanwhile are committed together rather
+        // than each waiting for the lock to change hands.
+        loop {
+            let batch = {
+                let mut q = self.queue.lock();
+                let n = q.len().min(MAX_OPS_PER_ENGINE_BATCH);
+                q.drain(..n).collect::<Vec<_>>()
+            };
+            if batch.is_empty() {
+                break;
+            }
+            self.run_batch(batch);
+        }
+        answer
+            .take()
+            .expect("the writer lock holder ran every queued write, its own included")
+    }
+
+    /// (batches committed, writes they held) since the engine opened.
+    pub fn batch_stats(&self) -> (u64, u64) {
+        (
+            self.batches.load(Ordering::Relaxed),
+            self.batched_writes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Plan, stage and commit `batch` as one store batch; answer each write.
+    fn run_batch(&self, batch: Vec<Queued>) {
+        self.batches.fetch_add(1, Ordering::Relaxed);
+        self.batched_writes.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        let now_ms = batch.iter().map(|q| q.time_ms).max().expect("a batch is not empty");
+        let staged = {
+            let view = self.store.view();
+            let mut overlay = Overlay::new(&*view);
+            let results: Vec<_> = batch
+                .iter()
+                .map(|q| execute_write(&self.cfg, &mut overlay, &q.ctx, &q.op, q.time_ms))
+                .collect();
+            expire_retry(&mut overlay, now_ms).map(|_| (results, overlay.into_batch()))
+        };
+        let results = match staged {
+            Ok((results, writes)) => match self.store.commit(writes) {
+                Ok(()) => results,
+                Err(e) => vec![Err(FsError::from(e)); batch.len()],
+            },
+            Err(e) => vec![Err(FsError::from(e)); batch.len()],
+        };
+        for (q, r) in batch.into_iter().zip(results) {
+            q.answer.set(r);
+        }
+    }
+
+    /// Number of records in the retry table older than `before_ms` (up to `limit`).
+    pub fn retry_records_older_than(&self, before_ms: i64, limit: usize) -> Result<usize, FsError> {
+        Ok(self.store.retry_older_than(before_ms, limit)?.len())
+    }
+}
