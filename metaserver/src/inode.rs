@@ -7,8 +7,7 @@
 //! the dentry that links the inode. Ids are never reused: HDFS reserves
 //! 1..=16384 and gives the root 16385, and so do we.
 
-use std::sync::Arc;
-
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use raftfs_proto::{Block, FileStatus, FileType, Permission};
@@ -56,10 +55,13 @@ pub struct Inode {
     pub parent: InodeId,
     pub kind: InodeKind,
     pub permission: Permission,
-    /// Shared: most inodes name one of a handful of users and groups, and
-    /// reading an inode should not copy them.
-    pub owner: Arc<str>,
-    pub group: Arc<str>,
+    /// Inline up to 24 bytes (user and group names nearly always are): an
+    /// inode read copies them without allocating and without touching a
+    /// shared reference count (an `Arc<str>` per name, shared by every
+    /// inode, was a cache line two reading threads fought over on every
+    /// path component).
+    pub owner: CompactString,
+    pub group: CompactString,
     pub mtime: i64,
     pub atime: i64,
 }

@@ -13,8 +13,8 @@ mod entries;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Arc;
 
+use compact_str::CompactString;
 use rustc_hash::FxHashMap as HashMap;
 
 use parking_lot::RwLock;
@@ -33,8 +33,8 @@ const BLOCK_UNIT_BYTES: u64 = raftfs_proto::limits::BYTES_PER_CHECKSUM;
 /// Owner, group and lease-holder names, interned: most inodes share a handful of them.
 #[derive(Default)]
 struct Names {
-    names: Vec<Arc<str>>,
-    index: HashMap<Arc<str>, u32>,
+    names: Vec<CompactString>,
+    index: HashMap<CompactString, u32>,
 }
 
 impl Names {
@@ -46,12 +46,12 @@ impl Names {
             .ok()
             .filter(|i| *i != NO_LEASE_HOLDER)
             .expect("fewer than 2^32 - 1 distinct user, group and client names");
-        let name: Arc<str> = name.into();
+        let name = CompactString::from(name);
         self.names.push(name.clone());
         self.index.insert(name, i);
         i
     }
-    fn get(&self, i: u32) -> &Arc<str> {
+    fn get(&self, i: u32) -> &CompactString {
         &self.names[i as usize]
     }
 }
