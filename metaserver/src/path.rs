@@ -9,6 +9,7 @@
 //! `/.reserved/.inodes/<id>[/rest]` is parsed into a path that starts at inode
 //! `<id>` instead of the root.
 
+use compact_str::CompactString;
 use raftfs_proto::limits::{MAX_NAME_LEN_BYTES, MAX_PATH_DEPTH, MAX_PATH_LEN_BYTES};
 use raftfs_proto::FsError;
 
@@ -23,8 +24,9 @@ const INODES_NAME: &str = ".inodes";
 pub struct FsPath {
     /// Where resolution starts: `None` for the root, `Some(id)` for `/.reserved/.inodes/<id>`.
     pub start: Option<InodeId>,
-    /// Components below the start.
-    pub components: Vec<String>,
+    /// Components below the start (inline up to 24 bytes: parsing a
+    /// typical path allocates no string per component).
+    pub components: Vec<CompactString>,
     /// The normalized text, for messages.
     pub text: String,
 }
@@ -61,7 +63,7 @@ impl FsPath {
                 )));
             }
             check_name(c)?;
-            components.push(c.to_string());
+            components.push(CompactString::from(c));
             if components.len() > MAX_PATH_DEPTH {
                 return Err(FsError::InvalidPath(format!(
                     "Invalid path name {raw}: deeper than {MAX_PATH_DEPTH} components"
@@ -78,7 +80,7 @@ impl FsPath {
             })?;
             start = Some(id);
             components.drain(..3);
-        } else if components.first().map(String::as_str) == Some(RESERVED_NAME) {
+        } else if components.first().map(CompactString::as_str) == Some(RESERVED_NAME) {
             return Err(FsError::InvalidPath(format!(
                 "Invalid path name {raw}: only /.reserved/.inodes/<id> is supported under /.reserved"
             )));
@@ -96,7 +98,7 @@ impl FsPath {
 
     /// The last component, if any.
     pub fn name(&self) -> Option<&str> {
-        self.components.last().map(String::as_str)
+        self.components.last().map(CompactString::as_str)
     }
 
     /// Text of the first `n` components (for messages about ancestors).

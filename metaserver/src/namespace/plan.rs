@@ -229,7 +229,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
         let first = r.inodes.len() - 1;
         let mut cur = parent.id;
         for k in 0..count {
-            let name = r.path.components[first + k].clone();
+            let name = r.path.components[first + k].to_string();
             let id = self.alloc_id()?;
             let is_last = k + 1 == count;
             let perm = if is_last && !uwx_all {
