@@ -70,7 +70,14 @@ impl FsPath {
                 )));
             }
         }
-        let text = format!("/{}", components.join("/"));
+        let mut text = String::with_capacity(raw.len().max(1));
+        for c in &components {
+            text.push('/');
+            text.push_str(c);
+        }
+        if text.is_empty() {
+            text.push('/');
+        }
         let mut start = None;
         if components.len() >= 2 && components[0] == RESERVED_NAME && components[1] == INODES_NAME {
             let id = components.get(2).and_then(|s| s.parse::<u64>().ok()).ok_or_else(|| {
