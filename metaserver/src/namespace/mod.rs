@@ -1,4 +1,4 @@
-//! The namespace engine: HDFS namespace semantics over a [`Store`].
+//! The namespace engine: HDFS namespace semantics over a [`Store`](crate::store::Store).
 //!
 //! Every write is two pure steps (DESIGN.md §4): [`plan()`] reads a view of
 //! committed state and produces a [`Delta`]; [`Overlay::stage`] applies the
