@@ -9,6 +9,20 @@ use raftfs_proto::{CallCtx, FsError, Op, OpResult};
 use crate::server::layout::{VersionFile, LAYOUT_VERSION};
 use crate::server::{format_member, Member, MemberConfig, RaftTimings, StoreKind};
 
+/// The identity of a namespace formatted for an in-process test:
+/// `superuser` owns the root, whose mtime is `time_ms`.
+pub fn test_format_info(superuser: &str, time_ms: i64) -> crate::namespace::FormatInfo {
+    crate::namespace::FormatInfo {
+        cluster_id: "CID-test".into(),
+        namespace_id: 1,
+        block_pool_id: "BP-test".into(),
+        nameservice: "ns1".into(),
+        superuser: superuser.into(),
+        supergroup: crate::namespace::DEFAULT_SUPERGROUP.into(),
+        time_ms,
+    }
+}
+
 /// Raft timings for tests: quick elections on loopback.
 pub fn fast_timings() -> RaftTimings {
     RaftTimings {

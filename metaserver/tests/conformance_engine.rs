@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use raftfs_metaserver::golden::{run_dir, Backend, GOLDEN_SUPERUSER};
-use raftfs_metaserver::namespace::{Engine, FormatInfo, DEFAULT_SUPERGROUP};
+use raftfs_metaserver::namespace::Engine;
 use raftfs_metaserver::store::{MemStore, RocksStore, RocksStoreOptions, Store};
+use raftfs_metaserver::testkit::test_format_info;
 use raftfs_proto::{CallCtx, FsError, Op, OpResult};
 
 struct EngineBackend<S: Store> {
@@ -21,18 +22,6 @@ impl<S: Store> Backend for EngineBackend<S> {
     }
 }
 
-pub fn format_info() -> FormatInfo {
-    FormatInfo {
-        cluster_id: "CID-test".into(),
-        namespace_id: 1,
-        block_pool_id: "BP-test".into(),
-        nameservice: "ns1".into(),
-        superuser: GOLDEN_SUPERUSER.into(),
-        supergroup: DEFAULT_SUPERGROUP.into(),
-        time_ms: 1_000_000,
-    }
-}
-
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
@@ -41,7 +30,7 @@ fn golden_dir() -> PathBuf {
 fn golden_memory_store() {
     let n = run_dir(&golden_dir(), &mut || {
         Box::new(EngineBackend {
-            engine: Engine::open(MemStore::new(), &format_info()).unwrap(),
+            engine: Engine::open(MemStore::new(), &test_format_info(GOLDEN_SUPERUSER, 1_000_000)).unwrap(),
             time_ms: 1_000_000,
             _dir: None,
         })
@@ -56,7 +45,7 @@ fn golden_rocksdb_store() {
         let dir = tempfile::tempdir().unwrap();
         let store = RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap();
         Box::new(EngineBackend {
-            engine: Engine::open(store, &format_info()).unwrap(),
+            engine: Engine::open(store, &test_format_info(GOLDEN_SUPERUSER, 1_000_000)).unwrap(),
             time_ms: 1_000_000,
             _dir: Some(dir),
         })

@@ -4,24 +4,13 @@
 
 use std::sync::Arc;
 
-use raftfs_metaserver::namespace::{Engine, FormatInfo, DEFAULT_SUPERGROUP};
+use raftfs_metaserver::namespace::Engine;
 use raftfs_metaserver::store::{MemStore, RocksStore, RocksStoreOptions, Store};
+use raftfs_metaserver::testkit::test_format_info;
 use raftfs_proto::{CallCtx, FsError, Op, OpResult, Permission};
 
 const THREADS: usize = 4;
 const FILES_PER_THREAD: u64 = 300;
-
-fn info() -> FormatInfo {
-    FormatInfo {
-        cluster_id: "c".into(),
-        namespace_id: 1,
-        block_pool_id: "b".into(),
-        nameservice: "ns".into(),
-        superuser: "hdfs".into(),
-        supergroup: DEFAULT_SUPERGROUP.into(),
-        time_ms: 0,
-    }
-}
 
 fn ctx(worker: usize, call_id: u64) -> CallCtx {
     CallCtx {
@@ -44,7 +33,7 @@ fn create(path: String) -> Op {
 }
 
 fn check<S: Store>(store: S) {
-    let e = Arc::new(Engine::open(store, &info()).unwrap());
+    let e = Arc::new(Engine::open(store, &test_format_info("hdfs", 0)).unwrap());
     let handles: Vec<_> = (0..THREADS)
         .map(|w| {
             let e = e.clone();

@@ -4,8 +4,9 @@
 //! space quota charges of blocks being written.
 
 use raftfs_metaserver::namespace::data::RECOVERY_HOLDER;
-use raftfs_metaserver::namespace::{Engine, FormatInfo, DEFAULT_SUPERGROUP, FIRST_BLOCK_ID, FIRST_GEN_STAMP};
+use raftfs_metaserver::namespace::{Engine, FIRST_BLOCK_ID, FIRST_GEN_STAMP};
 use raftfs_metaserver::store::{BlockRecord, MemStore, RocksStore, RocksStoreOptions, Store};
+use raftfs_metaserver::testkit::test_format_info;
 use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
 
 const MB: u64 = 1 << 20;
@@ -27,15 +28,7 @@ fn ctx(client: &str, call: u64) -> CallCtx {
 
 impl<S: Store> T<S> {
     fn new(store: S) -> T<S> {
-        let info = FormatInfo {
-            cluster_id: "CID".into(),
-            namespace_id: 1,
-            block_pool_id: "BP".into(),
-            nameservice: "ns1".into(),
-            superuser: "hdfs".into(),
-            supergroup: DEFAULT_SUPERGROUP.into(),
-            time_ms: 1_000,
-        };
+        let info = test_format_info("hdfs", 1_000);
         T {
             e: Engine::open(store, &info).unwrap(),
             t: 1_000,

@@ -3,23 +3,12 @@
 //! entry, and the result does not depend on how entries were batched.
 
 use raftfs_metaserver::namespace::{
-    execute_write, expire_retry, format_batch, Engine, FormatInfo, NsConfig, Overlay, DEFAULT_SUPERGROUP,
-    MAX_RETRY_EXPIRIES_PER_ENTRY, RETRY_CACHE_EXPIRY_MS,
+    execute_write, expire_retry, format_batch, Engine, NsConfig, Overlay, MAX_RETRY_EXPIRIES_PER_ENTRY,
+    RETRY_CACHE_EXPIRY_MS,
 };
 use raftfs_metaserver::store::{MemStore, ReadView, RocksStore, RocksStoreOptions, Store};
+use raftfs_metaserver::testkit::test_format_info;
 use raftfs_proto::{CallCtx, FsError, Op, OpResult};
-
-fn info() -> FormatInfo {
-    FormatInfo {
-        cluster_id: "c".into(),
-        namespace_id: 1,
-        block_pool_id: "b".into(),
-        nameservice: "ns".into(),
-        superuser: "hdfs".into(),
-        supergroup: DEFAULT_SUPERGROUP.into(),
-        time_ms: 0,
-    }
-}
 
 fn ctx(call_id: u64) -> CallCtx {
     CallCtx {
@@ -39,7 +28,7 @@ fn mkdir(n: u64) -> Op {
 }
 
 fn check_engine<S: Store>(store: S) {
-    let e = Engine::open(store, &info()).unwrap();
+    let e = Engine::open(store, &test_format_info("hdfs", 0)).unwrap();
     let create = Op::Create {
         path: "/f".into(),
         permission: raftfs_proto::Permission(0o644),
@@ -92,7 +81,7 @@ fn engine_expires_retry_records_rocksdb() {
 /// change that was made (found by the fault harness's checker).
 #[test]
 fn retried_attribute_changes_answer_their_first_result() {
-    let e = Engine::open(MemStore::new(), &info()).unwrap();
+    let e = Engine::open(MemStore::new(), &test_format_info("hdfs", 0)).unwrap();
     e.execute(&ctx(1), &mkdir(7), 1_000).unwrap();
     let chmod = Op::SetPermission {
         path: "/d7".into(),
@@ -124,12 +113,9 @@ fn retried_attribute_changes_answer_their_first_result() {
 /// the same store.
 #[test]
 fn expiry_does_not_depend_on_batching() {
-    let cfg = NsConfig {
-        superuser: "hdfs".into(),
-        supergroup: DEFAULT_SUPERGROUP.into(),
-    };
+    let cfg = NsConfig::from(&test_format_info("hdfs", 0));
     let seed = |s: &MemStore| {
-        s.commit(format_batch(&info())).unwrap();
+        s.commit(format_batch(&test_format_info("hdfs", 0))).unwrap();
         let mut o = Overlay::new(s);
         for n in 0..2500u64 {
             execute_write(&cfg, &mut o, &ctx(n + 1), &mkdir(n), n as i64).unwrap();

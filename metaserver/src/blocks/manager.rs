@@ -148,6 +148,12 @@ pub struct BlockStatus {
 }
 
 impl State {
+    /// Re-check safe mode's automatic part with the current block counts.
+    pub(crate) fn refresh_safemode(&mut self, now: Instant) {
+        let (safe, total) = (self.safe_complete, self.total_complete);
+        self.safemode.update(safe, total, now);
+    }
+
     pub(crate) fn node(&self, uuid: &str) -> Result<NodeIdx, FsError> {
         self.by_uuid.get(uuid).copied().ok_or_else(|| {
             FsError::Unavailable(format!(
@@ -720,16 +726,14 @@ impl BlockManager {
     /// soon as it is asked, not only at the next monitor run.
     pub fn in_safemode(&self) -> bool {
         let mut st = self.state.lock();
-        let (safe, total) = (st.safe_complete, st.total_complete);
-        st.safemode.update(safe, total, Instant::now());
+        st.refresh_safemode(Instant::now());
         st.safemode.is_on()
     }
 
     pub fn safemode_status(&self) -> SafeModeStatus {
         let mut st = self.state.lock();
-        let (safe, total) = (st.safe_complete, st.total_complete);
-        st.safemode.update(safe, total, Instant::now());
-        st.safemode.status(safe, total)
+        st.refresh_safemode(Instant::now());
+        st.safemode.status(st.safe_complete, st.total_complete)
     }
 
     pub fn safemode_enter(&self) {

@@ -70,9 +70,8 @@ impl BlockManager {
             }
         }
         decommission_progress(&mut st);
-        let (safe, total) = (st.safe_complete, st.total_complete);
-        st.safemode.update(safe, total, now);
-        stats.missing = (total - safe) as usize;
+        st.refresh_safemode(now);
+        stats.missing = (st.total_complete - st.safe_complete) as usize;
         stats
     }
 
