@@ -27,11 +27,12 @@ use openraft::{BasicNode, ServerState};
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 
 use super::batcher::Batcher;
+use super::coalesce::Coalesced;
 use super::data::DataPath;
 use super::failpoint::Failpoints;
 use super::health::{Health, HealthChecks, HealthConfig, HEALTH_CHECK_INTERVAL_MS};
 use super::layout::{self, VersionFile};
-use super::read_index::ReadIndexClient;
+use super::read_index::{LeaderReadIndex, RemoteReadIndex};
 use crate::blocks::{BlockManager, BlockManagerConfig};
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
 use crate::raft::network::NetworkFactory;
@@ -127,7 +128,10 @@ pub struct Member {
     tasks: parking_lot::Mutex<Vec<tokio::task::AbortHandle>>,
     reads_served: AtomicU64,
     /// Read indexes from the leader, for linearizable follower reads.
-    read_index_client: Arc<ReadIndexClient>,
+    /// The leader's read index for linearizable follower reads.
+    read_index_client: Arc<Coalesced<RemoteReadIndex>>,
+    /// This member's read index for its own linearizable reads as leader.
+    leader_read_index: Arc<Coalesced<LeaderReadIndex>>,
     /// Soft state of the block pool (DataNodes, replicas), shared with the state machine.
     pub blocks: Arc<BlockManager>,
     /// The data path's part of calls, and the block and lease monitors.
@@ -188,7 +192,7 @@ pub(crate) fn write_error(e: RaftError<TypeConfig, ClientWriteError<TypeConfig>>
     }
 }
 
-fn read_error(e: RaftError<TypeConfig, LinearizableReadError<TypeConfig>>) -> FsError {
+pub(crate) fn read_error(e: RaftError<TypeConfig, LinearizableReadError<TypeConfig>>) -> FsError {
     match e {
         RaftError::APIError(LinearizableReadError::ForwardToLeader(f)) => hint(&f),
         RaftError::APIError(LinearizableReadError::QuorumNotEnough(q)) => FsError::Unavailable(q.to_string()),
@@ -251,11 +255,12 @@ impl Member {
             "opened the namespace, the Raft log and the state machine"
         );
         let batcher = Batcher::start(raft.clone(), cfg.max_ops_per_entry, write_error);
-        let read_index_client = ReadIndexClient::new(
+        let read_index_client = Coalesced::new(RemoteReadIndex::new(
             raft.clone(),
             version.members.clone(),
             Duration::from_millis(FOLLOWER_READ_WAIT_MS),
-        );
+        ));
+        let leader_read_index = Coalesced::new(LeaderReadIndex { raft: raft.clone() });
         let data = DataPath {
             raft: raft.clone(),
             batcher,
@@ -276,6 +281,7 @@ impl Member {
             tasks: parking_lot::Mutex::new(Vec::new()),
             reads_served: AtomicU64::new(0),
             read_index_client,
+            leader_read_index,
             blocks,
             data,
         };
@@ -436,8 +442,7 @@ impl Member {
 
     /// As the leader: the log index a linearizable read must see applied.
     pub async fn read_index(&self) -> Result<u64, FsError> {
-        let read = self.raft.ensure_linearizable(read_option()).await.map_err(read_error)?;
-        Ok(read.index())
+        self.leader_read_index.get().await
     }
 
     /// Reads this member has served (leader or follower).
@@ -463,7 +468,7 @@ impl Member {
             }
             r
         } else {
-            self.raft.ensure_linearizable(read_option()).await.map_err(read_error)?;
+            self.leader_read_index.get().await?;
             self.reads_served.fetch_add(1, Ordering::Relaxed);
             let cfg = self
                 .shared
@@ -518,7 +523,7 @@ impl Member {
 /// the election timeout) while a quorum acknowledged the leader recently;
 /// otherwise send a heartbeat round and wait for it (read-index), rather
 /// than fail and make the client back off.
-fn read_option() -> LinearizerOption {
+pub(crate) fn read_option() -> LinearizerOption {
     LinearizerOption::new(None, true)
 }
 

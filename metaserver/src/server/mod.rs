@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod batcher;
+pub mod coalesce;
 pub(crate) mod data;
 pub mod datanode_service;
 pub mod failpoint;

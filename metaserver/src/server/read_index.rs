@@ -1,87 +1,58 @@
-//! Read indexes for linearizable follower reads, fetched from the leader
-//! and shared: every read waiting when a request goes out gets its answer.
-//!
-//! Linearizability: a read may use a read index only from a leader request
-//! *issued after the read arrived* (the leader confirms its leadership and
-//! reports its commit index at that moment). Reads therefore join the next
-//! batch, never the one in flight. One request per round trip serves any
-//! number of concurrent reads, so linearizable follower reads cost the leader
-//! one small RPC per batch instead of one per read.
+//! Where linearizable reads get their read index: [`LeaderReadIndex`] asks
+//! the local Raft core (a leader's own reads), [`RemoteReadIndex`] asks the
+//! leader over RPC (linearizable follower reads). Both are used through
+//! [`Coalesced`](super::coalesce::Coalesced), which shares one request among
+//! every read waiting for it (and explains why that stays linearizable).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use openraft::async_runtime::WatchReceiver;
 use parking_lot::Mutex;
-use tokio::sync::oneshot;
 
 use raftfs_proto::{codec, pb, FsError};
 
+use super::coalesce::IndexSource;
 use crate::raft::Raft;
 
-type Waiter = oneshot::Sender<Result<u64, FsError>>;
-
-#[derive(Default)]
-struct Batch {
-    in_flight: bool,
-    next: Vec<Waiter>,
+/// The local Raft core's read index, once this leader confirmed its
+/// leadership (lease or heartbeat round) and applied up to it.
+pub struct LeaderReadIndex {
+    pub raft: Raft,
 }
 
-pub struct ReadIndexClient {
+impl IndexSource for LeaderReadIndex {
+    async fn fetch(&self) -> Result<u64, FsError> {
+        let read = self
+            .raft
+            .ensure_linearizable(super::member::read_option())
+            .await
+            .map_err(super::member::read_error)?;
+        Ok(read.index())
+    }
+}
+
+/// The leader's read index, fetched over RPC by a follower.
+pub struct RemoteReadIndex {
     raft: Raft,
     /// Addresses from VERSION, for members not in the membership yet.
     addrs: BTreeMap<u64, String>,
     timeout: Duration,
     channel: Mutex<Option<(String, tonic::transport::Channel)>>,
-    batch: Mutex<Batch>,
 }
 
-impl ReadIndexClient {
-    pub fn new(raft: Raft, addrs: BTreeMap<u64, String>, timeout: Duration) -> Arc<ReadIndexClient> {
-        Arc::new(ReadIndexClient {
+impl RemoteReadIndex {
+    pub fn new(raft: Raft, addrs: BTreeMap<u64, String>, timeout: Duration) -> RemoteReadIndex {
+        RemoteReadIndex {
             raft,
             addrs,
             timeout,
             channel: Mutex::new(None),
-            batch: Mutex::new(Batch::default()),
-        })
-    }
-
-    /// A read index issued by the leader after this call began.
-    pub async fn get(self: &Arc<Self>) -> Result<u64, FsError> {
-        let (tx, rx) = oneshot::channel();
-        let start = {
-            let mut b = self.batch.lock();
-            b.next.push(tx);
-            !std::mem::replace(&mut b.in_flight, true)
-        };
-        if start {
-            let me = self.clone();
-            tokio::spawn(async move { me.drive().await });
-        }
-        rx.await
-            .unwrap_or_else(|_| Err(FsError::Unavailable("read index request dropped".into())))
-    }
-
-    /// Send one request per batch of waiters until none are left.
-    async fn drive(&self) {
-        loop {
-            let waiters = {
-                let mut b = self.batch.lock();
-                if b.next.is_empty() {
-                    b.in_flight = false;
-                    return;
-                }
-                std::mem::take(&mut b.next)
-            };
-            let r = self.fetch().await;
-            for w in waiters {
-                let _ = w.send(r.clone());
-            }
         }
     }
+}
 
+impl IndexSource for RemoteReadIndex {
     async fn fetch(&self) -> Result<u64, FsError> {
         let leader = self
             .raft
