@@ -33,6 +33,10 @@ pub struct NnArgs {
     /// Leave the benchmark's files behind.
     #[arg(long = "keepResults", alias = "keep-results")]
     pub keep_results: bool,
+    /// open/fileStatus: read the files an earlier `-op create -keepResults`
+    /// (same --base, -files, -filesPerDir) left, instead of creating them first.
+    #[arg(long = "useExisting", alias = "use-existing")]
+    pub use_existing: bool,
     /// engine (namespace alone) or raft (single member in-process, log fsynced).
     #[arg(long, default_value = "engine")]
     pub level: String,
@@ -179,7 +183,12 @@ async fn reads_per_member(fs: &str) -> std::collections::BTreeMap<String, (Strin
 }
 
 async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64> {
-    let dir = format!("{}/{op}", a.base.trim_end_matches('/'));
+    let reads_existing = a.use_existing && matches!(op, "open" | "fileStatus");
+    let dir = if reads_existing {
+        format!("{}/create", a.base.trim_end_matches('/'))
+    } else {
+        format!("{}/{op}", a.base.trim_end_matches('/'))
+    };
     let files = if op == "mkdirs" {
         a.dirs.unwrap_or(a.files)
     } else {
@@ -192,7 +201,7 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
     };
     let names = Names::new(&dir, files, per_dir);
     let paths: Vec<String> = (0..files).map(|n| names.file(n)).collect();
-    if matches!(op, "open" | "fileStatus" | "rename" | "delete") {
+    if matches!(op, "open" | "fileStatus" | "rename" | "delete") && !reads_existing {
         run_parallel(bench, a.threads, paths.iter().cloned().map(create_work).collect()).await?;
     }
     let inputs: Vec<Work> = match op {
@@ -263,7 +272,7 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
             w as f64 / b as f64
         );
     }
-    if !a.keep_results && op != "clean" {
+    if !a.keep_results && op != "clean" && !reads_existing {
         run_parallel(
             bench,
             1,
