@@ -104,7 +104,7 @@ fn init_tracing() {
 /// NNThroughputBenchmark spells its flags with one dash (`-op create
 /// -threads 8`); accept them after `bench` by doubling the dash.
 fn normalize_args(args: Vec<String>) -> Vec<String> {
-    const SINGLE_DASH: [&str; 8] = [
+    const SINGLE_DASH: [&str; 9] = [
         "-op",
         "-threads",
         "-files",
@@ -112,6 +112,7 @@ fn normalize_args(args: Vec<String>) -> Vec<String> {
         "-filesPerDir",
         "-dirsPerDir",
         "-keepResults",
+        "-useExisting",
         "-runs",
     ];
     let in_bench = args.get(1).is_some_and(|a| a == "bench");

@@ -204,6 +204,18 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
     if matches!(op, "open" | "fileStatus" | "rename" | "delete") && !reads_existing {
         run_parallel(bench, a.threads, paths.iter().cloned().map(create_work).collect()).await?;
     }
+    if reads_existing {
+        // A missing path is a successful getFileInfo (null status): check
+        // the files are there rather than time lookups of nothing.
+        for p in [paths.first(), paths.last()].into_iter().flatten() {
+            let r = bench.call(0, Op::GetFileInfo { path: p.clone() }).await?;
+            if !matches!(r, raftfs_proto::OpResult::Status(Some(_))) {
+                bail!(
+                    "-useExisting: {p} does not exist; run -op create -keepResults with the same --base, -files and -filesPerDir first"
+                );
+            }
+        }
+    }
     let inputs: Vec<Work> = match op {
         "create" => paths.iter().cloned().map(create_work).collect(),
         "mkdirs" => paths
@@ -284,4 +296,40 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
         .await?;
     }
     Ok(rate)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: NnArgs,
+    }
+
+    fn args(extra: &[&str]) -> NnArgs {
+        let base = ["nn", "--store", "memory", "--files", "40", "--threads", "2"];
+        Cli::parse_from(base.iter().chain(extra)).args
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn use_existing_reads_the_files_a_kept_create_left_and_fails_without_them() {
+        let bench = Arc::new(Bench::engine(StoreKind::Memory).await.expect("engine"));
+        let a = args(&["--keepResults", "--useExisting"]);
+        run_op(&bench, &a, "create").await.expect("create, kept");
+        run_op(&bench, &a, "fileStatus").await.expect("stat the kept files");
+        // They are still there: -useExisting does not delete what it read.
+        run_op(&bench, &a, "open").await.expect("open the kept files");
+
+        let fresh = Arc::new(Bench::engine(StoreKind::Memory).await.expect("engine"));
+        let e = run_op(&fresh, &a, "fileStatus")
+            .await
+            .expect_err("with nothing created, -useExisting has nothing to read");
+        assert!(e.to_string().contains("does not exist"), "{e:#}");
+        // Without the flag the op creates its own files first.
+        run_op(&fresh, &args(&[]), "fileStatus").await.expect("fileStatus");
+    }
 }
