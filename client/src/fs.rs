@@ -17,6 +17,7 @@ use raftfs_proto::{
     QuotaSetting,
 };
 
+use crate::call_stream::CallStream;
 use crate::data::{FileReader, FileWriter};
 use crate::identity::Identity;
 use crate::uri::parse_fs;
@@ -110,6 +111,8 @@ pub(crate) struct Core {
     next_call_id: AtomicU64,
     pub(crate) opts: ClientOptions,
     channels: Mutex<HashMap<String, Channel>>,
+    /// One call stream per member, reopened when it ends.
+    streams: Mutex<HashMap<String, Arc<CallStream>>>,
     leader: Mutex<Option<String>>,
     /// Highest log index seen in a reply (read-your-writes for follower reads).
     max_index: AtomicU64,
@@ -154,6 +157,7 @@ impl FileSystem {
             next_call_id: AtomicU64::new(1),
             opts,
             channels: Mutex::new(HashMap::new()),
+            streams: Mutex::new(HashMap::new()),
             leader: Mutex::new(None),
             max_index: AtomicU64::new(0),
             next_reader: AtomicU64::new(rand::thread_rng().gen_range(0..1024)),
@@ -204,6 +208,17 @@ impl Core {
         Ok(c)
     }
 
+    /// The open call stream to member `addr`, or a new one.
+    fn call_stream(&self, addr: &str) -> Result<Arc<CallStream>, FsError> {
+        let mut map = self.streams.lock().expect("call stream map lock");
+        if let Some(s) = map.get(addr).filter(|s| !s.is_dead()) {
+            return Ok(s.clone());
+        }
+        let s = CallStream::open(addr, self.channel(addr)?);
+        map.insert(addr.to_string(), s.clone());
+        Ok(s)
+    }
+
     pub(crate) fn member_addrs(&self) -> &[String] {
         &self.members
     }
@@ -223,8 +238,7 @@ impl Core {
         op_bin: &[u8],
         read_mode: pb::ReadMode,
     ) -> Result<T, FsError> {
-        let mut client = self.channel(addr)?;
-        let mut req = tonic::Request::new(pb::CallRequest {
+        let call = pb::CallRequest {
             ctx: Some(pb::CallContext {
                 client_id: self.client_id.clone(),
                 call_id,
@@ -234,14 +248,21 @@ impl Core {
             op_bin: op_bin.to_vec(),
             read_mode: read_mode as i32,
             min_index: self.max_index.load(Ordering::Relaxed),
-        });
-        req.set_timeout(Duration::from_millis(self.opts.rpc_timeout_ms));
+        };
+        let timeout = Duration::from_millis(self.opts.rpc_timeout_ms);
         let reply = match rpc {
-            Rpc::Call => client.call(req).await,
-            Rpc::Admin => client.admin(req).await,
-        }
-        .map_err(status_error)?
-        .into_inner();
+            Rpc::Call => {
+                let stream = self.call_stream(addr)?;
+                tokio::time::timeout(timeout, stream.call(call))
+                    .await
+                    .map_err(|_| FsError::Timeout(format!("no reply from {addr} within {timeout:?}")))??
+            }
+            Rpc::Admin => {
+                let mut req = tonic::Request::new(call);
+                req.set_timeout(timeout);
+                self.channel(addr)?.admin(req).await.map_err(status_error)?.into_inner()
+            }
+        };
         self.max_index.fetch_max(reply.index, Ordering::Relaxed);
         codec::decode::<Result<T, FsError>>(&reply.result_bin, "reply")?
     }

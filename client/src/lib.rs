@@ -9,6 +9,7 @@
 //!   the server's replicated retry table answers a retried non-idempotent
 //!   call (create, rename, delete, …) with its first result.
 
+mod call_stream;
 mod data;
 pub mod dfs;
 mod fs;

@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
-use tonic::{Request, Response, Status};
+use tokio::sync::{mpsc, Semaphore};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
 
 use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
@@ -29,28 +31,85 @@ fn ctx_from(pb: Option<pb::CallContext>) -> Result<CallCtx, FsError> {
     })
 }
 
+/// Most calls of one call stream running at once; more wait to be read.
+pub const MAX_CALLS_IN_FLIGHT_PER_STREAM: usize = 1024;
+
+/// Run one client call and encode its reply (a typed error inside the
+/// reply for anything wrong with the request).
+async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str) -> pb::CallReply {
+    let (result, index): (Result<OpResult, FsError>, u64) = async {
+        let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
+        let ctx = ctx_from(req.ctx)?;
+        let op: Op = codec::decode(&req.op_bin, "op")?;
+        let mode = ReadMode::from_wire(req.read_mode)?;
+        if matches!(op, Op::CommitBlockSynchronization { .. }) {
+            return Err(FsError::InvalidArgument(
+                "commitBlockSynchronization comes from DataNodes, not clients".into(),
+            ));
+        }
+        Ok(member.call_from(ctx, op, mode, req.min_index, host).await)
+    }
+    .await
+    .unwrap_or_else(|e| (Err(e), 0));
+    let result_bin = codec::encode(&result).unwrap_or_else(|e| {
+        // An OpResult that does not encode is reported as the error it is.
+        codec::encode(&Err::<OpResult, FsError>(FsError::Internal(format!(
+            "encode reply: {e}"
+        ))))
+        .expect("an Internal error encodes")
+    });
+    pb::CallReply { result_bin, index }
+}
+
 #[tonic::async_trait]
 impl pb::namespace_server::Namespace for NamespaceService {
     async fn call(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
         let host = req.remote_addr().map(|a| a.ip().to_string()).unwrap_or_default();
-        let req = req.into_inner();
-        let (result, index): (Result<OpResult, FsError>, u64) = async {
-            let ctx = ctx_from(req.ctx)?;
-            let op: Op = codec::decode(&req.op_bin, "op")?;
-            let mode = ReadMode::from_wire(req.read_mode)?;
-            if matches!(op, Op::CommitBlockSynchronization { .. }) {
-                return Err(FsError::InvalidArgument(
-                    "commitBlockSynchronization comes from DataNodes, not clients".into(),
-                ));
+        Ok(Response::new(
+            handle_call(&self.member, Some(req.into_inner()), &host).await,
+        ))
+    }
+
+    type CallStreamStream = ReceiverStream<Result<pb::TaggedReply, Status>>;
+
+    async fn call_stream(
+        &self,
+        req: Request<Streaming<pb::TaggedCall>>,
+    ) -> Result<Response<Self::CallStreamStream>, Status> {
+        let host: Arc<str> = req.remote_addr().map(|a| a.ip().to_string()).unwrap_or_default().into();
+        let mut inbound = req.into_inner();
+        let (tx, rx) = mpsc::channel(MAX_CALLS_IN_FLIGHT_PER_STREAM);
+        let slots = Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_STREAM));
+        let member = self.member.clone();
+        tokio::spawn(async move {
+            // A malformed message or a broken connection ends the reading;
+            // calls already running still answer, then the replies end.
+            loop {
+                let call = match inbound.message().await {
+                    Ok(Some(call)) => call,
+                    Ok(None) => break,
+                    Err(status) => {
+                        tracing::debug!(client = %host, error = %status, "call stream ended");
+                        break;
+                    }
+                };
+                let Ok(slot) = slots.clone().acquire_owned().await else {
+                    break;
+                };
+                let (member, tx, host) = (member.clone(), tx.clone(), host.clone());
+                tokio::spawn(async move {
+                    let reply = handle_call(&member, call.call, &host).await;
+                    let _ = tx
+                        .send(Ok(pb::TaggedReply {
+                            tag: call.tag,
+                            reply: Some(reply),
+                        }))
+                        .await;
+                    drop(slot);
+                });
             }
-            Ok(self.member.call_from(ctx, op, mode, req.min_index, &host).await)
-        }
-        .await
-        .unwrap_or_else(|e| (Err(e), 0));
-        let result_bin = codec::encode(&result)
-            .or_else(|e| codec::encode(&Err::<OpResult, FsError>(e)))
-            .map_err(|e| Status::internal(e.to_string()))?;
-        Ok(Response::new(pb::CallReply { result_bin, index }))
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 
     async fn read_index(&self, _req: Request<pb::ReadIndexRequest>) -> Result<Response<pb::ReadIndexReply>, Status> {
