@@ -11,7 +11,10 @@
 //! retryable `Unavailable` if the stream ends first (the member restarted,
 //! the connection broke), so the SDK retries it with the same call id and
 //! the member's retry table keeps that safe. A dead stream is never reused:
-//! the next call opens a new one. Caveat: a call abandoned by its caller
+//! the next call opens a new one. A member that does not serve call
+//! streams (an older version, mid rolling upgrade) ends the stream with
+//! `Unimplemented`; the stream then reports [`CallStream::is_unsupported`]
+//! and the SDK sends that member unary calls. Caveat: a call abandoned by its caller
 //! (timeout, leader change) still runs on the member; only its reply is
 //! dropped.
 
@@ -47,6 +50,8 @@ pub(crate) struct CallStream {
     tx: mpsc::Sender<pb::TaggedCall>,
     pending: Arc<Mutex<Pending>>,
     dead: Arc<AtomicBool>,
+    /// The member answered the stream with `Unimplemented`.
+    unsupported: Arc<AtomicBool>,
     next_tag: AtomicU64,
 }
 
@@ -69,7 +74,9 @@ impl CallStream {
         let (tx, rx) = mpsc::channel(MAX_QUEUED_CALLS_PER_STREAM);
         let pending = Arc::new(Mutex::new(Pending::default()));
         let dead = Arc::new(AtomicBool::new(false));
+        let unsupported = Arc::new(AtomicBool::new(false));
         let (reader_pending, reader_dead, reader_addr) = (pending.clone(), dead.clone(), addr.to_string());
+        let reader_unsupported = unsupported.clone();
         tokio::spawn(async move {
             let why = async {
                 let mut replies = client.call_stream(ReceiverStream::new(rx)).await?.into_inner();
@@ -87,7 +94,12 @@ impl CallStream {
             .await;
             let why = match why {
                 Ok(()) => FsError::Unavailable(format!("call stream to {reader_addr} ended")),
-                Err(s) => FsError::Unavailable(format!("call stream to {reader_addr}: {}", s.message())),
+                Err(s) => {
+                    if s.code() == tonic::Code::Unimplemented {
+                        reader_unsupported.store(true, Ordering::Release);
+                    }
+                    FsError::Unavailable(format!("call stream to {reader_addr}: {}", s.message()))
+                }
             };
             reader_dead.store(true, Ordering::Release);
             let waiters = {
@@ -104,6 +116,7 @@ impl CallStream {
             tx,
             pending,
             dead,
+            unsupported,
             next_tag: AtomicU64::new(1),
         })
     }
@@ -111,6 +124,11 @@ impl CallStream {
     /// Whether the stream has ended (a new one is needed).
     pub(crate) fn is_dead(&self) -> bool {
         self.dead.load(Ordering::Acquire)
+    }
+
+    /// Whether the member does not serve call streams (use unary calls).
+    pub(crate) fn is_unsupported(&self) -> bool {
+        self.unsupported.load(Ordering::Acquire)
     }
 
     /// Send `call` and wait for its reply.
@@ -155,12 +173,19 @@ mod tests {
     /// without answering the rest.
     struct Echo {
         close_after: usize,
+        /// false: an older member, unary calls only.
+        serves_streams: bool,
     }
 
     #[tonic::async_trait]
     impl pb::namespace_server::Namespace for Echo {
         async fn call(&self, _: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
-            Err(Status::unimplemented("unary"))
+            // Every unary call finds nothing at its path.
+            let result: Result<raftfs_proto::OpResult, FsError> = Ok(raftfs_proto::OpResult::Status(None));
+            Ok(Response::new(pb::CallReply {
+                result_bin: raftfs_proto::codec::encode(&result).expect("encode"),
+                index: 0,
+            }))
         }
 
         type CallStreamStream = ReceiverStream<Result<pb::TaggedReply, Status>>;
@@ -169,6 +194,9 @@ mod tests {
             &self,
             req: Request<Streaming<pb::TaggedCall>>,
         ) -> Result<Response<Self::CallStreamStream>, Status> {
+            if !self.serves_streams {
+                return Err(Status::unimplemented("Namespace.CallStream"));
+            }
             let mut inbound = req.into_inner();
             let (tx, rx) = mpsc::channel(64);
             let close_after = self.close_after;
@@ -217,11 +245,19 @@ mod tests {
     }
 
     async fn serve(close_after: usize) -> String {
+        serve_as(Echo {
+            close_after,
+            serves_streams: true,
+        })
+        .await
+    }
+
+    async fn serve_as(member: Echo) -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr").to_string();
         tokio::spawn(
             tonic::transport::Server::builder()
-                .add_service(pb::namespace_server::NamespaceServer::new(Echo { close_after }))
+                .add_service(pb::namespace_server::NamespaceServer::new(member))
                 .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
         );
         addr
@@ -293,5 +329,32 @@ mod tests {
         // The reply that arrives later is dropped; the stream keeps working.
         tokio::time::sleep(Duration::from_millis(250)).await;
         assert_eq!(s.call(call(3)).await.expect("reply").result_bin, 3u64.to_le_bytes());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_member_without_call_streams_is_sent_unary_calls() {
+        let addr = serve_as(Echo {
+            close_after: 0,
+            serves_streams: false,
+        })
+        .await;
+        let s = CallStream::open(&addr, client(&addr));
+        let e = s.call(call(1)).await.expect_err("the member has no call streams");
+        assert!(e.is_retryable(), "{e}");
+        assert!(s.is_unsupported() && s.is_dead());
+
+        // Through the SDK: the first try meets Unimplemented and is retried
+        // as a unary call.
+        let fs = crate::FileSystem::connect(
+            &format!("raftfs://{addr}"),
+            crate::Identity::resolve(Some("alice")),
+            crate::ClientOptions::default(),
+        )
+        .expect("connect");
+        let status = tokio::time::timeout(Duration::from_secs(10), fs.get_file_status("/a"))
+            .await
+            .expect("answered well within the call deadline");
+        let e = status.expect_err("the fake member has no /a");
+        assert!(matches!(e, FsError::FileNotFound(_)), "{e:?}");
     }
 }

@@ -208,15 +208,21 @@ impl Core {
         Ok(c)
     }
 
-    /// The open call stream to member `addr`, or a new one.
-    fn call_stream(&self, addr: &str) -> Result<Arc<CallStream>, FsError> {
+    /// The open call stream to member `addr`, or a new one; `None` if the
+    /// member does not serve call streams (then calls to it are unary).
+    fn call_stream(&self, addr: &str) -> Result<Option<Arc<CallStream>>, FsError> {
         let mut map = self.streams.lock().expect("call stream map lock");
-        if let Some(s) = map.get(addr).filter(|s| !s.is_dead()) {
-            return Ok(s.clone());
+        if let Some(s) = map.get(addr) {
+            if s.is_unsupported() {
+                return Ok(None);
+            }
+            if !s.is_dead() {
+                return Ok(Some(s.clone()));
+            }
         }
         let s = CallStream::open(addr, self.channel(addr)?);
         map.insert(addr.to_string(), s.clone());
-        Ok(s)
+        Ok(Some(s))
     }
 
     pub(crate) fn member_addrs(&self) -> &[String] {
@@ -250,14 +256,20 @@ impl Core {
             min_index: self.max_index.load(Ordering::Relaxed),
         };
         let timeout = Duration::from_millis(self.opts.rpc_timeout_ms);
-        let reply = match rpc {
-            Rpc::Call => {
-                let stream = self.call_stream(addr)?;
-                tokio::time::timeout(timeout, stream.call(call))
-                    .await
-                    .map_err(|_| FsError::Timeout(format!("no reply from {addr} within {timeout:?}")))??
+        let stream = match rpc {
+            Rpc::Call => self.call_stream(addr)?,
+            Rpc::Admin => None,
+        };
+        let reply = match (rpc, stream) {
+            (_, Some(stream)) => tokio::time::timeout(timeout, stream.call(call))
+                .await
+                .map_err(|_| FsError::Timeout(format!("no reply from {addr} within {timeout:?}")))??,
+            (Rpc::Call, None) => {
+                let mut req = tonic::Request::new(call);
+                req.set_timeout(timeout);
+                self.channel(addr)?.call(req).await.map_err(status_error)?.into_inner()
             }
-            Rpc::Admin => {
+            (Rpc::Admin, None) => {
                 let mut req = tonic::Request::new(call);
                 req.set_timeout(timeout);
                 self.channel(addr)?.admin(req).await.map_err(status_error)?.into_inner()
