@@ -260,19 +260,20 @@ impl Core {
             Rpc::Call => self.call_stream(addr)?,
             Rpc::Admin => None,
         };
-        let reply = match (rpc, stream) {
-            (_, Some(stream)) => tokio::time::timeout(timeout, stream.call(call))
+        let reply = match stream {
+            Some(stream) => tokio::time::timeout(timeout, stream.call(call))
                 .await
                 .map_err(|_| FsError::Timeout(format!("no reply from {addr} within {timeout:?}")))??,
-            (Rpc::Call, None) => {
+            None => {
                 let mut req = tonic::Request::new(call);
                 req.set_timeout(timeout);
-                self.channel(addr)?.call(req).await.map_err(status_error)?.into_inner()
-            }
-            (Rpc::Admin, None) => {
-                let mut req = tonic::Request::new(call);
-                req.set_timeout(timeout);
-                self.channel(addr)?.admin(req).await.map_err(status_error)?.into_inner()
+                let mut client = self.channel(addr)?;
+                match rpc {
+                    Rpc::Call => client.call(req).await,
+                    Rpc::Admin => client.admin(req).await,
+                }
+                .map_err(status_error)?
+                .into_inner()
             }
         };
         self.max_index.fetch_max(reply.index, Ordering::Relaxed);
