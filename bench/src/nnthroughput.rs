@@ -1,11 +1,13 @@
 //! `raftfs bench nnthroughput`: NNThroughputBenchmark's ops and output.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::bail;
 use clap::Args;
 
 use raftfs_client::FollowerReads;
+use raftfs_metaserver::server::cpu::process_cpu_time_us;
 use raftfs_metaserver::server::StoreKind;
 use raftfs_proto::{Op, Permission};
 
@@ -117,7 +119,7 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
         println!("# raftfs nnthroughput, {where_}");
         for op in &ops {
             let before = match &a.fs {
-                Some(fs) => Some(reads_per_member(fs).await),
+                Some(fs) => Some(member_stats(fs).await),
                 None => None,
             };
             let mut rates = Vec::new();
@@ -135,12 +137,12 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
                 );
             }
             if let (Some(fs), Some(before), true) = (&a.fs, before, matches!(*op, "open" | "fileStatus")) {
-                let after = reads_per_member(fs).await;
+                let after = member_stats(fs).await;
                 let (mut leader, mut total) = (0u64, 0u64);
-                for (addr, (role, n)) in &after {
-                    let d = n.saturating_sub(before.get(addr).map_or(0, |b| b.1));
+                for (addr, m) in &after {
+                    let d = m.reads.saturating_sub(before.get(addr).map_or(0, |b| b.reads));
                     total += d;
-                    if role == "LEADER" {
+                    if m.role == "LEADER" {
                         leader += d;
                     }
                 }
@@ -163,9 +165,9 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads served so far by each member of `fs`: address -> (role, reads).
-async fn reads_per_member(fs: &str) -> std::collections::BTreeMap<String, (String, u64)> {
-    let mut out = std::collections::BTreeMap::new();
+/// What each member of `fs` that answers reports of itself, by address.
+async fn member_stats(fs: &str) -> BTreeMap<String, MemberStat> {
+    let mut out = BTreeMap::new();
     for addr in raftfs_client::uri::parse_fs(fs).unwrap_or_default() {
         let Ok(ep) = tonic::transport::Endpoint::from_shared(format!("http://{addr}")) else {
             continue;
@@ -176,10 +178,74 @@ async fn reads_per_member(fs: &str) -> std::collections::BTreeMap<String, (Strin
         let mut c = raftfs_proto::pb::namespace_client::NamespaceClient::new(ch);
         if let Ok(i) = c.member_info(raftfs_proto::pb::MemberInfoRequest {}).await {
             let i = i.into_inner();
-            out.insert(addr, (i.role, i.reads_served));
+            out.insert(
+                addr,
+                MemberStat {
+                    role: i.role,
+                    reads: i.reads_served,
+                    cpu_us: i.cpu_time_us,
+                },
+            );
         }
     }
     out
+}
+
+/// What a member reported of itself.
+struct MemberStat {
+    role: String,
+    /// Reads served since it started.
+    reads: u64,
+    /// Process CPU time since it started, µs.
+    cpu_us: u64,
+}
+
+/// CPU time before a timed run: this process's, and each member's (`--fs`).
+struct CpuMark {
+    own_us: Option<u64>,
+    members: BTreeMap<String, MemberStat>,
+}
+
+impl CpuMark {
+    async fn take(fs: Option<&str>) -> CpuMark {
+        let members = match fs {
+            Some(fs) => member_stats(fs).await,
+            None => BTreeMap::new(),
+        };
+        CpuMark {
+            own_us: process_cpu_time_us(),
+            members,
+        }
+    }
+
+    /// The "# CPU per op" line: CPU time spent since `self` divided by `ops`.
+    async fn report(&self, fs: Option<&str>, ops: u64) -> Option<String> {
+        let own = process_cpu_time_us()?.checked_sub(self.own_us?)? as f64 / ops.max(1) as f64;
+        let Some(fs) = fs else {
+            return Some(format!(
+                "# CPU per op: {own:.1} µs (this process: namespace and callers)"
+            ));
+        };
+        let after = member_stats(fs).await;
+        let (mut leader, mut followers, mut total) = (Vec::new(), Vec::new(), own);
+        for (addr, a) in &after {
+            let Some(b) = self.members.get(addr) else { continue };
+            let per_op = a.cpu_us.saturating_sub(b.cpu_us) as f64 / ops.max(1) as f64;
+            total += per_op;
+            if a.role == "LEADER" {
+                leader.push(format!("{per_op:.1}"));
+            } else {
+                followers.push(format!("{per_op:.1}"));
+            }
+        }
+        let answered = after.keys().filter(|k| self.members.contains_key(*k)).count();
+        Some(format!(
+            "# CPU per op (µs): leader {}, followers {}, client {own:.1}, total {total:.1} ({answered} of {} members answered)",
+            if leader.is_empty() { "-".into() } else { leader.join(" + ") },
+            if followers.is_empty() { "-".into() } else { followers.join(" + ") },
+            raftfs_client::uri::parse_fs(fs).map_or(0, |a| a.len()),
+        ))
+    }
 }
 
 async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64> {
@@ -261,7 +327,9 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
     let n = inputs.len() as u64;
     let threads = if op == "clean" { 1 } else { a.threads };
     let batches_before = bench.engine_batch_stats();
+    let cpu = CpuMark::take(a.fs.as_deref()).await;
     let (elapsed_ms, latency_ms) = run_parallel(bench, threads, inputs).await?;
+    let cpu_line = cpu.report(a.fs.as_deref(), n).await;
     let batches = bench
         .engine_batch_stats()
         .zip(batches_before)
@@ -278,6 +346,9 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
     println!("Elapsed Time: {}", elapsed_ms.round() as u64);
     println!(" Ops per sec: {rate}");
     println!("Average Time: {}", (latency_ms / n.max(1) as f64).round() as u64);
+    if let Some(line) = cpu_line {
+        println!("{line}");
+    }
     if let Some((b, w)) = batches.filter(|(b, _)| *b > 0) {
         println!(
             "# engine writes per commit: {:.2} ({w} writes, {b} commits)",
@@ -331,5 +402,24 @@ mod tests {
         assert!(e.to_string().contains("does not exist"), "{e:#}");
         // Without the flag the op creates its own files first.
         run_op(&fresh, &args(&[]), "fileStatus").await.expect("fileStatus");
+    }
+
+    #[tokio::test]
+    async fn cpu_line_divides_this_process_cpu_time_by_the_ops() {
+        let mark = CpuMark::take(None).await;
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < std::time::Duration::from_millis(20) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let line = mark.report(None, 10).await.expect("getrusage works here");
+        let us: f64 = line
+            .strip_prefix("# CPU per op: ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected line {line:?}"));
+        // ~20 ms of spinning over 10 ops: ~2000 µs each (less if the core
+        // was taken away; never nothing).
+        assert!(us >= 100.0, "{line}");
     }
 }

@@ -151,7 +151,7 @@ pub fn decommissioned<V: ReadView + ?Sized>(view: &V) -> Result<std::collections
 
 /// Who holds the file at `path` open, if it is a file being written.
 pub fn lease_holder_of<V: ReadView + ?Sized>(view: &V, path: &str) -> Result<Option<String>, FsError> {
-    let r = resolve::resolve(view, &crate::path::FsPath::parse(path)?)?;
+    let r = resolve::resolve(view, crate::path::FsPath::parse(path)?)?;
     Ok(r.target().and_then(|t| t.lease_holder().map(str::to_string)))
 }
 

@@ -132,7 +132,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
 
     pub(crate) fn resolve(&self, raw: &str) -> Result<Resolved, FsError> {
         let path = FsPath::parse(raw)?;
-        let r = resolve(self.view, &path)?;
+        let r = resolve(self.view, path)?;
         self.caller.check_traverse(&r)?;
         Ok(r)
     }

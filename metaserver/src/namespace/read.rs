@@ -18,7 +18,7 @@ pub fn read<V: ReadView + ?Sized>(cfg: &NsConfig, view: &V, ctx: &CallCtx, op: &
     let caller = Caller::new(ctx, &cfg.superuser, &cfg.supergroup);
     match op {
         Op::GetFileInfo { path } => {
-            let r = resolve(view, &FsPath::parse(path)?)?;
+            let r = resolve(view, FsPath::parse(path)?)?;
             caller.check_traverse(&r)?;
             Ok(OpResult::Status(r.target().map(|t| t.status(""))))
         }
@@ -27,7 +27,7 @@ pub fn read<V: ReadView + ?Sized>(cfg: &NsConfig, view: &V, ctx: &CallCtx, op: &
             start_after,
             limit,
         } => {
-            let r = resolve(view, &FsPath::parse(path)?)?;
+            let r = resolve(view, FsPath::parse(path)?)?;
             caller.check_traverse(&r)?;
             let t = r
                 .target()
@@ -66,7 +66,7 @@ pub fn read<V: ReadView + ?Sized>(cfg: &NsConfig, view: &V, ctx: &CallCtx, op: &
             }))
         }
         Op::GetContentSummary { path } => {
-            let r = resolve(view, &FsPath::parse(path)?)?;
+            let r = resolve(view, FsPath::parse(path)?)?;
             caller.check_traverse(&r)?;
             let t = r
                 .target()
@@ -74,7 +74,7 @@ pub fn read<V: ReadView + ?Sized>(cfg: &NsConfig, view: &V, ctx: &CallCtx, op: &
             Ok(OpResult::Summary(summarize(view, &caller, t, &r.path.text)?))
         }
         Op::GetBlockLocations { path, offset, length } => {
-            let r = resolve(view, &FsPath::parse(path)?)?;
+            let r = resolve(view, FsPath::parse(path)?)?;
             caller.check_traverse(&r)?;
             let t = r
                 .target()
@@ -86,7 +86,7 @@ pub fn read<V: ReadView + ?Sized>(cfg: &NsConfig, view: &V, ctx: &CallCtx, op: &
             Ok(OpResult::Blocks(located_blocks(t, *offset, *length)))
         }
         Op::GetAdditionalDatanode { path, block, .. } => {
-            let r = resolve(view, &FsPath::parse(path)?)?;
+            let r = resolve(view, FsPath::parse(path)?)?;
             caller.check_traverse(&r)?;
             let t = r
                 .target()

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod batcher;
 pub mod coalesce;
+pub mod cpu;
 pub(crate) mod data;
 pub mod datanode_service;
 pub mod failpoint;

@@ -156,6 +156,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
             snapshot_index: m.snapshot.as_ref().map_or(0, |l| l.index),
             purged_index: m.purged.as_ref().map_or(0, |l| l.index),
             reads_served: self.member.reads_served(),
+            cpu_time_us: crate::server::cpu::process_cpu_time_us().unwrap_or(0),
             members: {
                 let membership = m.membership_config.membership();
                 let voters: std::collections::BTreeSet<u64> = membership.voter_ids().collect();
