@@ -94,3 +94,38 @@ fn concurrent_writers_share_commits_rocksdb() {
     let dir = tempfile::tempdir().unwrap();
     check(RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap());
 }
+
+/// The thread that held the writer lock last gets it first; the others wait
+/// a little for it. When that thread has gone (or stopped writing), the
+/// others must still get their writes done, in their own time.
+#[test]
+fn writes_go_on_when_the_last_holder_has_gone() {
+    let e = Arc::new(Engine::open(MemStore::new(), &test_format_info("hdfs", 0)).unwrap());
+    let first = e.clone();
+    std::thread::spawn(move || {
+        let r = first.execute(&ctx(0, 1), &create("/gone".into()), 1_000);
+        assert!(matches!(r, Ok(OpResult::Status(Some(_)))), "{r:?}");
+    })
+    .join()
+    .unwrap();
+    // Two new threads, each its own caller: the last holder is not among them.
+    let handles: Vec<_> = (1..=2)
+        .map(|w| {
+            let e = e.clone();
+            std::thread::spawn(move || {
+                for n in 0..50 {
+                    let r = e.execute(&ctx(w, n), &create(format!("/after{w}/{n}")), 1_000);
+                    assert!(
+                        matches!(r, Ok(OpResult::Status(Some(_)))),
+                        "worker {w} write {n}: {r:?}"
+                    );
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let (_, writes) = e.batch_stats();
+    assert_eq!(writes, 101, "every write ran, once");
+}

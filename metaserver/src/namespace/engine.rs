@@ -10,6 +10,14 @@
 //! write and two threads ran slower than one (measured: rocksdb create
 //! 15.5k/s with two threads against 25.9k/s with one).
 //!
+//! The lock stays with one thread: the thread that held it last gets it
+//! first, and the others leave a free lock to it for
+//! [`MAX_DEFER_TO_LAST_HOLDER_US`] before they take it. Their writes join
+//! its next batch, and planning stays on the core where the store's hot
+//! records already are. Two threads, median of 5 interleaved runs: writes
+//! per commit went from 1.2 to 1.85, and RocksDB create from 23.0k to
+//! 27.3k/s.
+//!
 //! Guarantees: a write is answered only after the batch holding it is
 //! committed; writes of one batch apply in queue order, each on the state
 //! the ones before it left (a failed write leaves no trace, as in an entry);
@@ -33,6 +41,20 @@ pub const MAX_OPS_PER_ENGINE_BATCH: usize = 256;
 /// How long a queued write's caller spins for its answer (or the writer
 /// lock) before it blocks on the lock.
 pub const MAX_SPIN_WAIT_US: u64 = 200;
+
+/// How long a queued write's caller leaves a free writer lock to the thread
+/// that held it last (see [`Engine::execute`]); it takes the lock itself
+/// after that. Below [`MAX_SPIN_WAIT_US`].
+pub const MAX_DEFER_TO_LAST_HOLDER_US: u64 = 50;
+
+/// A small number naming the calling thread (0 is never handed out).
+fn caller_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    ID.with(|id| *id)
+}
 
 /// Where the batch that ran a write leaves its result.
 #[derive(Default)]
@@ -71,6 +93,8 @@ pub struct Engine<S: Store> {
     cfg: NsConfig,
     /// Held by the one caller that plans and commits queued writes.
     write_lock: Mutex<()>,
+    /// [`caller_id`] of the thread that took `write_lock` last (0: none yet).
+    last_holder: AtomicU64,
     queue: Mutex<Vec<Queued>>,
     /// Batches committed, and the writes they held (for the benchmark).
     batches: AtomicU64,
@@ -91,6 +115,7 @@ impl<S: Store> Engine<S> {
             store,
             cfg,
             write_lock: Mutex::new(()),
+            last_holder: AtomicU64::new(0),
             queue: Mutex::new(Vec::new()),
             batches: AtomicU64::new(0),
             batched_writes: AtomicU64::new(0),
@@ -124,21 +149,39 @@ impl<S: Store> Engine<S> {
         // itself. Waiting spins for a while before it blocks: the holder
         // usually answers within one batch's time, and a blocked waiter
         // costs a wake-up on the holder's path for every write.
-        let spin_until = Instant::now() + Duration::from_micros(MAX_SPIN_WAIT_US);
+        //
+        // The thread that held the lock last takes it first: others leave it
+        // alone for MAX_DEFER_TO_LAST_HOLDER_US unless they were the last
+        // holder themselves. Writes then keep being planned on one core,
+        // where the store's hot records already are, and a waiter's write
+        // joins the holder's next batch. When any free lock was taken at
+        // once, the role changed threads at nearly every write.
+        let me = caller_id();
+        let started = Instant::now();
+        let defer_until = started + Duration::from_micros(MAX_DEFER_TO_LAST_HOLDER_US);
+        let spin_until = started + Duration::from_micros(MAX_SPIN_WAIT_US);
+        let mut deferring = self.last_holder.load(Ordering::Relaxed) != me;
         let mut spins = 0u32;
         let _writer = loop {
             if let Some(result) = answer.take() {
                 return result;
             }
-            if let Some(writer) = self.write_lock.try_lock() {
-                break writer;
+            if !deferring {
+                if let Some(writer) = self.write_lock.try_lock() {
+                    break writer;
+                }
             }
             spins += 1;
-            if spins.is_multiple_of(64) && Instant::now() >= spin_until {
-                break self.write_lock.lock();
+            if spins.is_multiple_of(64) {
+                let now = Instant::now();
+                deferring &= now < defer_until;
+                if now >= spin_until {
+                    break self.write_lock.lock();
+                }
             }
             std::hint::spin_loop();
         };
+        self.last_holder.store(me, Ordering::Relaxed);
         // The holder runs batches until the queue is empty, its own write
         // included: writes queued meanwhile are committed together rather
         // than each waiting for the lock to change hands.
