@@ -83,7 +83,8 @@ fn dfs(fs: &str, args: &[&str]) -> (i32, String) {
 #[test]
 fn dev_stops_on_ctrl_c_and_restarts_with_data() {
     let dir = tempfile::tempdir().unwrap();
-    let port_base = common::free_ports(1)[0].saturating_sub(10).max(20000);
+    // Members at base + 1.., DataNodes at base + 101.. (see `raftfs dev --help`).
+    let port_base = common::reserve_ports(110);
     let (mut dev, fs, fs2) = start_dev(dir.path(), port_base);
     assert_eq!(dfs(&fs, &["-mkdir", "-p", "/kept/across/restarts"]).0, 0);
     // Each nameservice stores a file's data on the DataNodes, in its own block pool.

@@ -27,7 +27,8 @@ use clap::Args;
 
 use raftfs_client::{ClientOptions, FileSystem, Identity};
 
-use crate::localns::{free_port, LocalNameservice};
+use crate::localns::LocalNameservice;
+use crate::ports::free_port;
 
 /// Bytes per write or read call of the benchmark.
 const IO_BYTES: usize = 4 * 1024 * 1024;

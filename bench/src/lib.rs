@@ -29,6 +29,7 @@ mod localns;
 mod names;
 mod nnmemory;
 mod nnthroughput;
+pub mod ports;
 mod snapshot;
 mod target;
 

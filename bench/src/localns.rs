@@ -14,6 +14,8 @@ use anyhow::{bail, Context};
 
 use raftfs_proto::pb;
 
+use crate::ports::free_port;
+
 /// How long to wait for a cluster to form or a restarted member to catch up.
 pub const READY_TIMEOUT_MS: u64 = 60_000;
 /// How far (in log entries) a member may trail the leader and count as caught up.
@@ -38,10 +40,6 @@ pub struct LocalNameservice {
     pub members: Vec<Member>,
     store: String,
     extra_args: Vec<String>,
-}
-
-pub fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 impl LocalNameservice {

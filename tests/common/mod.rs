@@ -11,15 +11,15 @@ use raftfs_client::{ClientOptions, FileSystem, Identity};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_raftfs");
 
-/// Ports that were free a moment ago.
+/// `n` free ports for test servers, reserved for this process (see
+/// [`raftfs_bench::ports`]).
 pub fn free_ports(n: usize) -> Vec<u16> {
-    let listeners: Vec<_> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("bind port 0"))
-        .collect();
-    listeners
-        .iter()
-        .map(|l| l.local_addr().expect("local addr").port())
-        .collect()
+    (0..n).map(|_| reserve_ports(1)).collect()
+}
+
+/// The first of `n` consecutive reserved ports (for `raftfs dev --port-base`).
+pub fn reserve_ports(n: usize) -> u16 {
+    raftfs_bench::ports::reserve(n).expect("reserve test ports")
 }
 
 pub struct Cluster {
@@ -405,6 +405,11 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         self.kill_all();
+        // A failing test's cluster is gone with its temp dir: keep the
+        // members' last log lines in the test's output.
+        if std::thread::panicking() {
+            eprintln!("{}", self.logs());
+        }
     }
 }
 
