@@ -48,8 +48,14 @@ impl Cluster {
 
     /// As [`Cluster::start`], passing `extra` to every metaserver.
     pub fn start_with(n: u64, store: &str, extra: &[&str]) -> Cluster {
+        Cluster::start_on(&free_ports(n as usize), store, extra)
+    }
+
+    /// A new cluster of one member per port in `ports` (member i on the
+    /// i-th), passing `extra` to every metaserver.
+    pub fn start_on(ports: &[u16], store: &str, extra: &[&str]) -> Cluster {
+        let n = ports.len() as u64;
         let root = tempfile::tempdir().expect("temp dir");
-        let ports = free_ports(n as usize);
         let members: BTreeMap<u64, String> = (1..=n)
             .map(|i| (i, format!("127.0.0.1:{}", ports[i as usize - 1])))
             .collect();

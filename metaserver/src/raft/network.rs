@@ -5,6 +5,14 @@
 //! shared by every replication stream to it. Server side: decode with a
 //! size limit, hand to the local `Raft`, encode `Result<response, error>`.
 //! Network failures become `Unreachable` so openraft backs off.
+//!
+//! Every request carries the sender's [`RaftGroup`] (ClusterID and
+//! NamespaceID), and a member refuses one of another group with
+//! `FailedPrecondition`. Member ids and addresses are reused across
+//! clusters (every nameservice numbers its members from 1, and a host or a
+//! port can be given to a new cluster), so without the check a member of
+//! another cluster could win this one's votes or overwrite its log
+//! (tests/foreign_cluster.rs shows it happening).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -64,13 +72,45 @@ pub fn decode<T: DeserializeOwned>(b: &[u8]) -> Result<T, String> {
         .map_err(|e| format!("malformed Raft message: {e}"))
 }
 
+/// The Raft group a member belongs to: one nameservice of one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaftGroup {
+    pub cluster_id: String,
+    pub namespace_id: u64,
+}
+
+impl RaftGroup {
+    /// Refuse a request sent by a member of another group. An empty
+    /// ClusterID is a member older than the check, and is let through.
+    #[allow(clippy::result_large_err)]
+    fn admit(&self, cluster_id: &str, namespace_id: u64) -> Result<(), tonic::Status> {
+        if cluster_id.is_empty() || (cluster_id == self.cluster_id && namespace_id == self.namespace_id) {
+            return Ok(());
+        }
+        tracing::debug!(cluster_id, namespace_id, "refused a raft request of another group");
+        Err(tonic::Status::failed_precondition(format!(
+            "raft request of cluster {cluster_id} namespace {namespace_id} sent to a member of cluster {} namespace {}",
+            self.cluster_id, self.namespace_id
+        )))
+    }
+}
+
 /// Creates [`PeerClient`]s, sharing one channel per peer.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct NetworkFactory {
+    group: RaftGroup,
     channels: Arc<Mutex<HashMap<(u64, String), Channel>>>,
 }
 
 impl NetworkFactory {
+    /// Clients that send `group` with every request.
+    pub fn new(group: RaftGroup) -> NetworkFactory {
+        NetworkFactory {
+            group,
+            channels: Arc::default(),
+        }
+    }
+
     fn channel(&self, target: u64, addr: &str) -> Result<Channel, String> {
         let mut map = self.channels.lock();
         if let Some(c) = map.get(&(target, addr.to_string())) {
@@ -96,13 +136,17 @@ impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
                 .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES)
         });
-        PeerClient { client }
+        PeerClient {
+            client,
+            group: self.group.clone(),
+        }
     }
 }
 
 /// The Raft RPC client for one peer.
 pub struct PeerClient {
     client: Result<RaftClient<Channel>, String>,
+    group: RaftGroup,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -125,13 +169,15 @@ impl PeerClient {
         let head = pb::SnapshotChunk {
             head_bin: encode(&(vote, &dir.manifest)),
             data: bytes::Bytes::new(),
+            cluster_id: self.group.cluster_id.clone(),
+            namespace_id: self.group.namespace_id,
         };
         let (tx, rx) = tokio::sync::mpsc::channel(SNAPSHOT_CHUNKS_IN_FLIGHT);
         let reader = tokio::task::spawn_blocking(move || {
             snapshot_stream::read_chunks(&dir, SNAPSHOT_CHUNK_BYTES, |data| {
                 tx.blocking_send(pb::SnapshotChunk {
-                    head_bin: Vec::new(),
                     data,
+                    ..Default::default()
                 })
                 .is_ok()
             })
@@ -174,7 +220,11 @@ impl PeerClient {
         ttl: Duration,
     ) -> Result<Resp, NetErr> {
         let client = self.client.as_mut().map_err(|e| NetErr(e.clone()))?;
-        let mut request = tonic::Request::new(pb::RaftMessage { data_bin: encode(req) });
+        let mut request = tonic::Request::new(pb::RaftMessage {
+            data_bin: encode(req),
+            cluster_id: self.group.cluster_id.clone(),
+            namespace_id: self.group.namespace_id,
+        });
         request.set_timeout(ttl);
         let started = std::time::Instant::now();
         let kind = match rpc {
@@ -261,6 +311,8 @@ pub struct RaftService {
     pub raft: super::Raft,
     /// Where received snapshots are written.
     pub snapshots: Arc<Snapshots>,
+    /// Requests of any other group are refused.
+    pub group: RaftGroup,
 }
 
 impl RaftService {
@@ -332,11 +384,20 @@ fn reply<T: Serialize, E: std::fmt::Display>(
     r: Result<T, E>,
 ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
     let r: Result<T, String> = r.map_err(|e| e.to_string());
-    Ok(tonic::Response::new(pb::RaftMessage { data_bin: encode(&r) }))
+    Ok(tonic::Response::new(pb::RaftMessage {
+        data_bin: encode(&r),
+        ..Default::default()
+    }))
 }
 
-fn parse<T: DeserializeOwned>(req: tonic::Request<pb::RaftMessage>) -> Result<T, tonic::Status> {
-    decode(&req.into_inner().data_bin).map_err(tonic::Status::invalid_argument)
+impl RaftService {
+    /// The request's openraft message, if it comes from this member's group.
+    #[allow(clippy::result_large_err)]
+    fn parse<T: DeserializeOwned>(&self, req: tonic::Request<pb::RaftMessage>) -> Result<T, tonic::Status> {
+        let m = req.into_inner();
+        self.group.admit(&m.cluster_id, m.namespace_id)?;
+        decode(&m.data_bin).map_err(tonic::Status::invalid_argument)
+    }
 }
 
 #[tonic::async_trait]
@@ -345,7 +406,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: AppendEntriesRequest<TypeConfig> = parse(req)?;
+        let rpc: AppendEntriesRequest<TypeConfig> = self.parse(req)?;
         reply(self.raft.append_entries(rpc).await)
     }
 
@@ -353,7 +414,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: VoteRequest<TypeConfig> = parse(req)?;
+        let rpc: VoteRequest<TypeConfig> = self.parse(req)?;
         reply(self.raft.vote(rpc).await)
     }
 
@@ -361,7 +422,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: VoteRequest<TypeConfig> = parse(req)?;
+        let rpc: VoteRequest<TypeConfig> = self.parse(req)?;
         reply(self.raft.pre_vote(rpc).await)
     }
 
@@ -369,7 +430,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: TransferLeaderRequest<TypeConfig> = parse(req)?;
+        let rpc: TransferLeaderRequest<TypeConfig> = self.parse(req)?;
         reply(self.raft.handle_transfer_leader(rpc).await)
     }
 
@@ -382,6 +443,7 @@ impl pb::raft_server::Raft for RaftService {
             .message()
             .await?
             .ok_or_else(|| tonic::Status::invalid_argument("snapshot stream without a first chunk"))?;
+        self.group.admit(&first.cluster_id, first.namespace_id)?;
         let (vote, manifest): (Vote, Manifest) = decode(&first.head_bin).map_err(tonic::Status::invalid_argument)?;
         let dir = self.receive_snapshot(manifest, first.data, &mut chunks).await?;
         let path = dir.path.clone();
@@ -396,5 +458,34 @@ impl pb::raft_server::Raft for RaftService {
             let _ = std::fs::remove_dir_all(&path);
         }
         reply(installed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_of_another_group_are_refused() {
+        let g = RaftGroup {
+            cluster_id: "CID-a".into(),
+            namespace_id: 7,
+        };
+        g.admit("CID-a", 7).expect("its own group");
+        g.admit("", 0).expect("a member older than the check");
+        for (c, n) in [("CID-b", 7), ("CID-a", 8)] {
+            let s = g.admit(c, n).expect_err("another group");
+            assert_eq!(s.code(), tonic::Code::FailedPrecondition);
+            assert!(
+                s.message().contains(&format!("cluster {c} namespace {n}")),
+                "{}",
+                s.message()
+            );
+            assert!(
+                s.message().contains("member of cluster CID-a namespace 7"),
+                "{}",
+                s.message()
+            );
+        }
     }
 }

@@ -35,7 +35,7 @@ use super::layout::{self, VersionFile};
 use super::read_index::{LeaderReadIndex, RemoteReadIndex};
 use crate::blocks::{BlockManager, BlockManagerConfig};
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
-use crate::raft::network::NetworkFactory;
+use crate::raft::network::{NetworkFactory, RaftGroup};
 use crate::raft::state_machine::SmShared;
 use crate::raft::{Command, LogStore, NsStateMachine, Raft, TypeConfig};
 use crate::store::{MemStore, RocksStore, RocksStoreOptions, Store};
@@ -201,6 +201,14 @@ pub(crate) fn read_error(e: RaftError<TypeConfig, LinearizableReadError<TypeConf
 }
 
 impl Member {
+    /// The Raft group this member belongs to (its peers' requests must name it).
+    pub fn raft_group(&self) -> RaftGroup {
+        RaftGroup {
+            cluster_id: self.version.cluster_id.clone(),
+            namespace_id: self.version.namespace_id,
+        }
+    }
+
     /// The member's snapshot directory (the Raft service writes received snapshots there).
     pub fn snapshots(&self) -> Arc<crate::raft::snapshot::Snapshots> {
         self.shared.snapshots.clone()
@@ -244,7 +252,11 @@ impl Member {
         }
         .validate()
         .map_err(|e| FsError::InvalidArgument(format!("raft config: {e}")))?;
-        let raft = Raft::new(cfg.member_id, Arc::new(config), NetworkFactory::default(), log, sm)
+        let network = NetworkFactory::new(RaftGroup {
+            cluster_id: version.cluster_id.clone(),
+            namespace_id: version.namespace_id,
+        });
+        let raft = Raft::new(cfg.member_id, Arc::new(config), network, log, sm)
             .await
             .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
         tracing::info!(

@@ -46,6 +46,7 @@ pub async fn serve(
     let raft = pb::raft_server::RaftServer::new(RaftService {
         raft: member.raft.clone(),
         snapshots: member.snapshots(),
+        group: member.raft_group(),
     })
     .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
     .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES);
