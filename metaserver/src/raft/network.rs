@@ -82,7 +82,6 @@ pub struct RaftGroup {
 impl RaftGroup {
     /// Refuse a request sent by a member of another group. An empty
     /// ClusterID is a member older than the check, and is let through.
-    #[allow(clippy::result_large_err)]
     fn admit(&self, cluster_id: &str, namespace_id: u64) -> Result<(), tonic::Status> {
         if cluster_id.is_empty() || (cluster_id == self.cluster_id && namespace_id == self.namespace_id) {
             return Ok(());
@@ -316,6 +315,13 @@ pub struct RaftService {
 }
 
 impl RaftService {
+    /// The request's openraft message, if it comes from this member's group.
+    fn parse<T: DeserializeOwned>(&self, req: tonic::Request<pb::RaftMessage>) -> Result<T, tonic::Status> {
+        let m = req.into_inner();
+        self.group.admit(&m.cluster_id, m.namespace_id)?;
+        decode(&m.data_bin).map_err(tonic::Status::invalid_argument)
+    }
+
     /// Write a snapshot stream into a new incoming directory, on a blocking
     /// task fed [`SNAPSHOT_CHUNKS_IN_FLIGHT`] chunks at a time. The
     /// directory is removed if the stream is refused.
@@ -388,16 +394,6 @@ fn reply<T: Serialize, E: std::fmt::Display>(
         data_bin: encode(&r),
         ..Default::default()
     }))
-}
-
-impl RaftService {
-    /// The request's openraft message, if it comes from this member's group.
-    #[allow(clippy::result_large_err)]
-    fn parse<T: DeserializeOwned>(&self, req: tonic::Request<pb::RaftMessage>) -> Result<T, tonic::Status> {
-        let m = req.into_inner();
-        self.group.admit(&m.cluster_id, m.namespace_id)?;
-        decode(&m.data_bin).map_err(tonic::Status::invalid_argument)
-    }
 }
 
 #[tonic::async_trait]

@@ -200,13 +200,18 @@ pub(crate) fn read_error(e: RaftError<TypeConfig, LinearizableReadError<TypeConf
     }
 }
 
+/// The Raft group of the member formatted as `version`.
+fn raft_group(version: &VersionFile) -> RaftGroup {
+    RaftGroup {
+        cluster_id: version.cluster_id.clone(),
+        namespace_id: version.namespace_id,
+    }
+}
+
 impl Member {
     /// The Raft group this member belongs to (its peers' requests must name it).
     pub fn raft_group(&self) -> RaftGroup {
-        RaftGroup {
-            cluster_id: self.version.cluster_id.clone(),
-            namespace_id: self.version.namespace_id,
-        }
+        raft_group(&self.version)
     }
 
     /// The member's snapshot directory (the Raft service writes received snapshots there).
@@ -252,10 +257,7 @@ impl Member {
         }
         .validate()
         .map_err(|e| FsError::InvalidArgument(format!("raft config: {e}")))?;
-        let network = NetworkFactory::new(RaftGroup {
-            cluster_id: version.cluster_id.clone(),
-            namespace_id: version.namespace_id,
-        });
+        let network = NetworkFactory::new(raft_group(&version));
         let raft = Raft::new(cfg.member_id, Arc::new(config), network, log, sm)
             .await
             .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
