@@ -1,10 +1,11 @@
 //! The retry table expires by log time, deterministically: records older
 //! than RETRY_CACHE_EXPIRY_MS go, at most MAX_RETRY_EXPIRIES_PER_ENTRY per
-//! entry, and the result does not depend on how entries were batched.
+//! entry, and the result does not depend on how entries were batched. The
+//! table holds at most a bound of records, dropping the oldest past it.
 
 use raftfs_metaserver::namespace::{
-    execute_write, expire_retry, format_batch, Engine, NsConfig, Overlay, MAX_RETRY_EXPIRIES_PER_ENTRY,
-    RETRY_CACHE_EXPIRY_MS,
+    execute_write, expire_retry, expire_retry_bounded, format_batch, retry_records, Engine, NsConfig, Overlay,
+    MAX_RETRY_EXPIRIES_PER_ENTRY, RETRY_CACHE_EXPIRY_MS,
 };
 use raftfs_metaserver::store::{MemStore, ReadView, RocksStore, RocksStoreOptions, Store};
 use raftfs_metaserver::testkit::test_format_info;
@@ -151,4 +152,81 @@ fn expiry_does_not_depend_on_batching() {
         "two entries expire two bounded rounds"
     );
     let _ = OpResult::Unit;
+}
+
+fn create(n: u64) -> Op {
+    Op::Create {
+        path: format!("/f{n}"),
+        permission: raftfs_proto::Permission(0o644),
+        overwrite: false,
+        create_parent: true,
+        replication: 3,
+        block_size: 1 << 27,
+    }
+}
+
+/// Past its bound the table drops its oldest records, a bounded number per
+/// entry; a retry of a dropped call runs again, one of a kept call is answered.
+fn check_bound<S: Store>(s: S) {
+    let cfg = NsConfig::from(&test_format_info("hdfs", 0));
+    s.commit(format_batch(&test_format_info("hdfs", 0))).unwrap();
+    // 3000 creates, all within the expiry window.
+    {
+        let view = s.view();
+        let mut o: Overlay<'_, dyn ReadView + '_> = Overlay::new(&*view);
+        for n in 0..3000u64 {
+            execute_write(&cfg, &mut o, &ctx(n + 1), &create(n), 1_000 + n as i64).unwrap();
+        }
+        let b = o.into_batch();
+        drop(view);
+        s.commit(b).unwrap();
+    }
+    assert_eq!(retry_records(&s).unwrap(), 3000);
+    // A bound of 100: one entry drops at most MAX_RETRY_EXPIRIES_PER_ENTRY, oldest first.
+    let now = 10_000;
+    let mut left = 3000u64;
+    while left > 100 {
+        let view = s.view();
+        let mut o: Overlay<'_, dyn ReadView + '_> = Overlay::new(&*view);
+        let dropped = expire_retry_bounded(&mut o, now, 100).unwrap() as u64;
+        assert_eq!(dropped, (left - 100).min(MAX_RETRY_EXPIRIES_PER_ENTRY as u64));
+        left -= dropped;
+        let b = o.into_batch();
+        drop(view);
+        s.commit(b).unwrap();
+        assert_eq!(retry_records(&s).unwrap(), left);
+    }
+    let kept = s.retry_older_than(i64::MAX, 10_000).unwrap();
+    assert_eq!(kept.len(), 100);
+    assert_eq!(
+        kept.first().map(|(t, _)| *t),
+        Some(1_000 + 2900),
+        "the newest 100 are kept"
+    );
+    // Within the bound nothing more goes.
+    {
+        let view = s.view();
+        let mut o: Overlay<'_, dyn ReadView + '_> = Overlay::new(&*view);
+        assert_eq!(expire_retry_bounded(&mut o, now, 100).unwrap(), 0);
+    }
+    let e = Engine::open(s, &test_format_info("hdfs", 0)).unwrap();
+    assert!(
+        matches!(e.execute(&ctx(1), &create(0), now), Err(FsError::FileAlreadyExists(_))),
+        "a call whose record was dropped runs again"
+    );
+    assert!(
+        matches!(e.execute(&ctx(3000), &create(2999), now), Ok(OpResult::Status(_))),
+        "a call whose record was kept gets its first answer"
+    );
+}
+
+#[test]
+fn the_table_keeps_at_most_its_bound_memory() {
+    check_bound(MemStore::new());
+}
+
+#[test]
+fn the_table_keeps_at_most_its_bound_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    check_bound(RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap());
 }

@@ -50,6 +50,17 @@ pub const MAX_CLIENT_ID_LEN_BYTES: usize = 128;
 pub const RETRY_CACHE_EXPIRY_MS: i64 = 600_000;
 /// Most retry records one log entry (or one engine batch) expires.
 pub const MAX_RETRY_EXPIRIES_PER_ENTRY: usize = 1024;
+/// Most records the retry table keeps. HDFS bounds its retry cache too, by a
+/// share of the heap (`dfs.namenode.retrycache.heap.percent`, 3%). Without a
+/// bound the table held every write of the last 10 minutes: at 30k writes/s
+/// that is 18M records, ~7 GB in the memory store. Past the bound the oldest
+/// records go first, as they would a little later by age; a client retrying
+/// a call whose record went re-runs it, as in HDFS.
+pub const MAX_RETRY_RECORDS: u64 = 1 << 21;
+/// Meta key holding how many records the retry table has (u64 LE). A store
+/// from before the key counts from 0 when it first writes: its older records
+/// still go by age, and the count never goes below 0.
+pub const META_RETRY_RECORDS: &str = "retry_records";
 /// HDFS's default supergroup name (`dfs.permissions.superusergroup`).
 pub const DEFAULT_SUPERGROUP: &str = "supergroup";
 
@@ -240,22 +251,65 @@ pub fn execute_write<V: ReadView + ?Sized>(
     if cached {
         let result = codec::encode(&delta.result).map_err(|e| FsError::Internal(e.to_string()))?;
         overlay.put_retry(key, RetryRecord { time_ms, result });
+        let n = retry_records(overlay)?;
+        set_retry_records(overlay, n + 1);
     }
     Ok(delta.result)
 }
 
-/// Drop retry records older than the expiry window at log time `now_ms`, at
-/// most [`MAX_RETRY_EXPIRIES_PER_ENTRY`]. Called once per log entry, so the
+/// How many records the retry table holds (see [`META_RETRY_RECORDS`]).
+pub fn retry_records<V: ReadView + ?Sized>(view: &V) -> Result<u64, StoreError> {
+    match view.meta(META_RETRY_RECORDS)? {
+        None => Ok(0),
+        Some(raw) => {
+            let bytes: [u8; 8] = raw.as_slice().try_into().map_err(|_| StoreError::Corrupt {
+                table: "meta",
+                detail: format!("{META_RETRY_RECORDS} is not 8 bytes"),
+            })?;
+            Ok(u64::from_le_bytes(bytes))
+        }
+    }
+}
+
+fn set_retry_records<V: ReadView + ?Sized>(overlay: &mut Overlay<'_, V>, n: u64) {
+    overlay.put_meta(META_RETRY_RECORDS, n.to_le_bytes().to_vec());
+}
+
+/// Drop retry records older than the expiry window at log time `now_ms`,
+/// and the oldest ones past [`MAX_RETRY_RECORDS`]; at most
+/// [`MAX_RETRY_EXPIRIES_PER_ENTRY`]. Called once per log entry, so the
 /// records dropped depend only on the log, never on how entries were batched:
 /// every replica answers a late retry the same way. Returns how many it dropped.
 pub fn expire_retry<V: ReadView + ?Sized>(overlay: &mut Overlay<'_, V>, now_ms: i64) -> Result<usize, StoreError> {
-    let expired = overlay.retry_older_than(
+    expire_retry_bounded(overlay, now_ms, MAX_RETRY_RECORDS)
+}
+
+/// [`expire_retry`] with the table bounded to `max_records` (tests use a small bound).
+pub fn expire_retry_bounded<V: ReadView + ?Sized>(
+    overlay: &mut Overlay<'_, V>,
+    now_ms: i64,
+    max_records: u64,
+) -> Result<usize, StoreError> {
+    let mut expired = overlay.retry_older_than(
         now_ms.saturating_sub(RETRY_CACHE_EXPIRY_MS),
         MAX_RETRY_EXPIRIES_PER_ENTRY,
     )?;
+    let records = retry_records(overlay)?;
+    // Records are taken oldest first, by (time, key), in both stores: the
+    // ones over the bound are a prefix of the same order, so the longer of
+    // the two lists holds the other.
+    let over = usize::try_from(records.saturating_sub(max_records))
+        .unwrap_or(usize::MAX)
+        .min(MAX_RETRY_EXPIRIES_PER_ENTRY);
+    if over > expired.len() {
+        expired = overlay.retry_older_than(i64::MAX, over)?;
+    }
     let n = expired.len();
     for (time_ms, key) in expired {
         overlay.delete_retry(key, time_ms);
+    }
+    if n > 0 {
+        set_retry_records(overlay, records.saturating_sub(n as u64));
     }
     Ok(n)
 }
