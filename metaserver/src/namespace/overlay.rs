@@ -46,6 +46,12 @@ pub struct Overlay<'a, V: ReadView + ?Sized> {
     batch: WriteBatch,
     /// Log time of the delta being staged (leases taken or renewed).
     time_ms: i64,
+    /// Keys this batch deleted from the retry table (an upper bound of the
+    /// base records it hides), and a lower bound of its retry puts' times:
+    /// [`ReadView::retry_older_than`], run once per log entry, then need not
+    /// walk every retry write staged (it was quadratic in a long batch).
+    retry_shadowed: usize,
+    min_retry_put_ms: i64,
 }
 
 fn guard(msg: String) -> FsError {
@@ -60,6 +66,8 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
             base,
             batch: WriteBatch::default(),
             time_ms: 0,
+            retry_shadowed: 0,
+            min_retry_put_ms: i64::MAX,
         }
     }
 
@@ -72,11 +80,17 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
     }
 
     pub fn put_retry(&mut self, key: RetryKey, record: RetryRecord) {
+        self.min_retry_put_ms = self.min_retry_put_ms.min(record.time_ms);
         self.batch.retry.insert(key, RetryWrite::Put(record));
     }
 
     pub fn delete_retry(&mut self, key: RetryKey, time_ms: i64) {
-        self.batch.retry.insert(key, RetryWrite::Delete { time_ms });
+        if !matches!(
+            self.batch.retry.insert(key, RetryWrite::Delete { time_ms }),
+            Some(RetryWrite::Delete { .. })
+        ) {
+            self.retry_shadowed += 1;
+        }
     }
 
     pub fn put_meta(&mut self, key: &str, value: Vec<u8>) {
@@ -544,25 +558,22 @@ impl<V: ReadView + ?Sized> ReadView for Overlay<'_, V> {
     }
 
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
-        // The base does not know this batch's deletes: ask it for enough to
-        // make up for them, then merge the batch in, so the answer is the one
-        // the committed store would give.
-        let deletes = self
-            .batch
-            .retry
-            .values()
-            .filter(|w| matches!(w, RetryWrite::Delete { .. }))
-            .count();
+        // The base does not know this batch's writes: ask it for enough to
+        // make up for every record they hide (a base record is hidden only
+        // by a key this batch deleted, and perhaps put again), then merge the
+        // batch in, so the answer is the one the committed store would give.
         let mut out: Vec<(i64, RetryKey)> = self
             .base
-            .retry_older_than(before_ms, limit + deletes)?
+            .retry_older_than(before_ms, limit + self.retry_shadowed)?
             .into_iter()
             .filter(|(_, k)| !self.batch.retry.contains_key(k))
             .collect();
-        for (k, w) in &self.batch.retry {
-            if let RetryWrite::Put(r) = w {
-                if r.time_ms < before_ms {
-                    out.push((r.time_ms, k.clone()));
+        if self.min_retry_put_ms < before_ms {
+            for (k, w) in &self.batch.retry {
+                if let RetryWrite::Put(r) = w {
+                    if r.time_ms < before_ms {
+                        out.push((r.time_ms, k.clone()));
+                    }
                 }
             }
         }
