@@ -100,19 +100,29 @@ impl Bench {
         matches!(self.target, Target::Engine(_))
     }
 
-    fn ctx(&self, worker: usize) -> CallCtx {
+    /// The identity a worker calls with (its call id is set per call).
+    pub fn worker_ctx(&self, worker: usize) -> CallCtx {
         CallCtx {
             client_id: format!("bench-worker-{worker}"),
-            call_id: self.call_ids.fetch_add(1, Ordering::Relaxed),
+            call_id: 0,
             user: BENCH_USER.into(),
             groups: vec![BENCH_USER.into()],
         }
     }
 
-    /// Blocking call, for engine workers on their own threads.
-    pub fn call_sync(&self, worker: usize, op: Op) -> Result<OpResult, FsError> {
+    fn ctx(&self, worker: usize) -> CallCtx {
+        let mut ctx = self.worker_ctx(worker);
+        ctx.call_id = self.call_ids.fetch_add(1, Ordering::Relaxed);
+        ctx
+    }
+
+    /// Blocking call, for engine workers on their own threads. The worker
+    /// keeps its `ctx` (from [`Bench::worker_ctx`]) across calls, as a
+    /// client keeps its identity; each call gets the next call id.
+    pub fn call_sync(&self, ctx: &mut CallCtx, op: Op) -> Result<OpResult, FsError> {
+        ctx.call_id = self.call_ids.fetch_add(1, Ordering::Relaxed);
         match &self.target {
-            Target::Engine(e) => e.execute(&self.ctx(worker), &op, now_ms()),
+            Target::Engine(e) => e.execute(ctx, &op, now_ms()),
             _ => Err(FsError::Internal("call_sync on an async target".into())),
         }
     }
@@ -153,10 +163,11 @@ pub async fn run_parallel(bench: &Arc<Bench>, threads: usize, inputs: Vec<Work>)
                 let b = bench.clone();
                 std::thread::spawn(move || -> Result<f64, FsError> {
                     let mut lat = 0.0;
+                    let mut ctx = b.worker_ctx(worker);
                     for work in share {
                         let t = Instant::now();
                         for op in work {
-                            b.call_sync(worker, op)?;
+                            b.call_sync(&mut ctx, op)?;
                         }
                         lat += t.elapsed().as_secs_f64() * 1000.0;
                     }
