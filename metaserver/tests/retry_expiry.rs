@@ -28,6 +28,19 @@ fn mkdir(n: u64) -> Op {
     }
 }
 
+/// Format `s` and commit `n` mkdirs as one batch, call ids 1..=n at log
+/// times `start_ms`, `start_ms + 1`, ...
+fn seed_mkdirs(s: &MemStore, n: u64, start_ms: i64) {
+    let cfg = NsConfig::from(&test_format_info("hdfs", 0));
+    s.commit(format_batch(&test_format_info("hdfs", 0))).unwrap();
+    let mut o = Overlay::new(s);
+    for k in 0..n {
+        execute_write(&cfg, &mut o, &ctx(k + 1), &mkdir(k), start_ms + k as i64).unwrap();
+    }
+    let b = o.into_batch();
+    s.commit(b).unwrap();
+}
+
 fn check_engine<S: Store>(store: S) {
     let e = Engine::open(store, &test_format_info("hdfs", 0)).unwrap();
     let create = Op::Create {
@@ -115,19 +128,10 @@ fn retried_attribute_changes_answer_their_first_result() {
 #[test]
 fn expiry_does_not_depend_on_batching() {
     let cfg = NsConfig::from(&test_format_info("hdfs", 0));
-    let seed = |s: &MemStore| {
-        s.commit(format_batch(&test_format_info("hdfs", 0))).unwrap();
-        let mut o = Overlay::new(s);
-        for n in 0..2500u64 {
-            execute_write(&cfg, &mut o, &ctx(n + 1), &mkdir(n), n as i64).unwrap();
-        }
-        let b = o.into_batch();
-        s.commit(b).unwrap();
-    };
     let now = 5000 + RETRY_CACHE_EXPIRY_MS;
     let (a, b) = (MemStore::new(), MemStore::new());
-    seed(&a);
-    seed(&b);
+    seed_mkdirs(&a, 2500, 0);
+    seed_mkdirs(&b, 2500, 0);
     // a: two entries in one apply batch.
     let mut o = Overlay::new(&a);
     for (i, t) in [(0u64, now), (1, now + 1)] {
@@ -237,15 +241,6 @@ fn the_table_keeps_at_most_its_bound_rocksdb() {
 #[test]
 fn the_bound_does_not_depend_on_batching() {
     let cfg = NsConfig::from(&test_format_info("hdfs", 0));
-    let seed = |s: &MemStore| {
-        s.commit(format_batch(&test_format_info("hdfs", 0))).unwrap();
-        let mut o = Overlay::new(s);
-        for n in 0..300u64 {
-            execute_write(&cfg, &mut o, &ctx(n + 1), &mkdir(n), 1_000 + n as i64).unwrap();
-        }
-        let b = o.into_batch();
-        s.commit(b).unwrap();
-    };
     // Entry i runs a new mkdirs, then re-runs call 1 + i (dropped by the
     // entry before it, except for the first), then expires down to 100.
     let entry = |o: &mut Overlay<'_, MemStore>, i: u64| {
@@ -255,8 +250,8 @@ fn the_bound_does_not_depend_on_batching() {
         expire_retry_bounded(o, t, 100).unwrap();
     };
     let (a, b) = (MemStore::new(), MemStore::new());
-    seed(&a);
-    seed(&b);
+    seed_mkdirs(&a, 300, 1_000);
+    seed_mkdirs(&b, 300, 1_000);
     let mut o = Overlay::new(&a);
     for i in 0..3 {
         entry(&mut o, i);

@@ -134,15 +134,22 @@ pub fn format_batch(info: &FormatInfo) -> WriteBatch {
 
 /// The u64 counter (inode id, block id, generation stamp) under meta `key`.
 pub fn read_counter<V: ReadView + ?Sized>(view: &V, key: &str) -> Result<u64, StoreError> {
-    let raw = view.meta(key)?.ok_or_else(|| StoreError::Corrupt {
+    read_optional_counter(view, key)?.ok_or_else(|| StoreError::Corrupt {
         table: "meta",
         detail: format!("{key} missing (store not formatted)"),
-    })?;
+    })
+}
+
+/// The u64 under meta `key`, if the key is there.
+fn read_optional_counter<V: ReadView + ?Sized>(view: &V, key: &str) -> Result<Option<u64>, StoreError> {
+    let Some(raw) = view.meta(key)? else {
+        return Ok(None);
+    };
     let bytes: [u8; 8] = raw.as_slice().try_into().map_err(|_| StoreError::Corrupt {
         table: "meta",
         detail: format!("{key} is not 8 bytes"),
     })?;
-    Ok(u64::from_le_bytes(bytes))
+    Ok(Some(u64::from_le_bytes(bytes)))
 }
 
 pub fn next_inode_id<V: ReadView + ?Sized>(view: &V) -> Result<InodeId, StoreError> {
@@ -259,16 +266,7 @@ pub fn execute_write<V: ReadView + ?Sized>(
 
 /// How many records the retry table holds (see [`META_RETRY_RECORDS`]).
 pub fn retry_records<V: ReadView + ?Sized>(view: &V) -> Result<u64, StoreError> {
-    match view.meta(META_RETRY_RECORDS)? {
-        None => Ok(0),
-        Some(raw) => {
-            let bytes: [u8; 8] = raw.as_slice().try_into().map_err(|_| StoreError::Corrupt {
-                table: "meta",
-                detail: format!("{META_RETRY_RECORDS} is not 8 bytes"),
-            })?;
-            Ok(u64::from_le_bytes(bytes))
-        }
-    }
+    Ok(read_optional_counter(view, META_RETRY_RECORDS)?.unwrap_or(0))
 }
 
 fn set_retry_records<V: ReadView + ?Sized>(overlay: &mut Overlay<'_, V>, n: u64) {

@@ -113,20 +113,21 @@ impl Packed {
         Some(child)
     }
 
+    /// Entries given in name order, packed without spare capacity.
+    fn from_sorted<'n>(entries: impl Iterator<Item = (&'n str, InodeId)>) -> Packed {
+        let mut p = Packed::default();
+        for (name, child) in entries {
+            let offset = p.push_record(name, child);
+            p.sorted.push(offset);
+        }
+        p.arena.shrink_to_fit();
+        p.sorted.shrink_to_fit();
+        p
+    }
+
     /// Rewrite the arena without removed records, in name order.
     fn rewrite(&mut self) {
-        let old = std::mem::take(self);
-        let mut new = Packed {
-            arena: Vec::with_capacity(old.arena.len() - old.removed_bytes),
-            sorted: Vec::with_capacity(old.sorted.len()),
-            removed_bytes: 0,
-        };
-        for o in &old.sorted {
-            let name = std::str::from_utf8(old.name_at(*o)).expect("entry names are UTF-8");
-            let offset = new.push_record(name, old.child_at(*o));
-            new.sorted.push(offset);
-        }
-        *self = new;
+        *self = Packed::from_sorted(self.sorted.iter().map(|o| self.entry(*o)));
     }
 
     fn entry(&self, offset: u32) -> (&str, InodeId) {
@@ -184,12 +185,7 @@ impl Entries {
             Entries::Large(m) => {
                 let child = m.remove(name);
                 if m.len() <= PACKED_DIRECTORY_REPACK_ENTRIES {
-                    let mut p = Packed::default();
-                    for (n, c) in std::mem::take(m) {
-                        let offset = p.push_record(&n, c);
-                        p.sorted.push(offset);
-                    }
-                    *self = Entries::Packed(p);
+                    *self = Entries::Packed(Packed::from_sorted(m.iter().map(|(n, c)| (&**n, *c))));
                 }
                 child
             }
