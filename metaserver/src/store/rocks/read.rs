@@ -11,7 +11,7 @@ use super::generation::Generation;
 use super::keys::*;
 use super::{
     DirCache, RocksStore, CF_BLOCK, CF_DENTRY, CF_INODE, CF_LEASE, CF_META, CF_RETRY, CF_RETRY_TIME,
-    MAX_CACHED_DIRECTORIES, MAX_CACHED_DIRECTORY_ENTRIES,
+    MAX_CACHED_DIRECTORIES, MAX_CACHED_DIRECTORY_ENTRIES, MAX_CACHED_META_ROWS,
 };
 use crate::inode::{Inode, InodeId};
 use crate::store::{BlockId, BlockRecord, LeaseRecord, ReadView, RetryKey, RetryRecord, StoreError};
@@ -170,23 +170,68 @@ impl RocksStore {
         before_ms: i64,
         limit: usize,
     ) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        let version = {
+            let cache = self.cache.read();
+            let (version, usable) = Self::cache_version(&cache, at);
+            if usable && cache.retry_floor_ms.is_some_and(|floor| before_ms <= floor) {
+                return Ok(Vec::new());
+            }
+            version
+        };
         let mut out = Vec::new();
+        // The oldest time in the table, once the scan has seen it: the
+        // first record not taken when none was taken (i64::MAX: none at all).
+        let mut oldest = None;
         let it = at
             .gen
             .db()
             .iterator_cf_opt(at.gen.cf(CF_RETRY_TIME), Self::opts_at(at), IteratorMode::Start);
+        let mut ended = true;
         for item in it {
             let (k, _) = item.map_err(io)?;
             if k.len() < 8 || out.len() >= limit {
+                ended = false;
                 break;
             }
             let time = (u64::from_be_bytes(k[..8].try_into().expect("8 bytes")) ^ (1 << 63)) as i64;
             if time >= before_ms {
+                ended = false;
+                if out.is_empty() {
+                    oldest = Some(time);
+                }
                 break;
             }
             out.push((time, parse_retry_key(&k[8..])?));
         }
+        if ended && out.is_empty() {
+            oldest = Some(i64::MAX);
+        }
+        if let Some(oldest) = oldest {
+            let mut cache = self.cache.write();
+            if cache.version == version {
+                cache.retry_floor_ms = Some(oldest);
+            }
+        }
         Ok(out)
+    }
+
+    fn meta_at(&self, at: At<'_>, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let version = {
+            let cache = self.cache.read();
+            let (version, usable) = Self::cache_version(&cache, at);
+            if usable {
+                if let Some(v) = cache.meta.get(key) {
+                    return Ok(v.clone());
+                }
+            }
+            version
+        };
+        let value = self.get_at(at, CF_META, key.as_bytes())?.map(|v| v.to_vec());
+        let mut cache = self.cache.write();
+        if cache.version == version && cache.meta.len() < MAX_CACHED_META_ROWS {
+            cache.meta.insert(key.into(), value.clone());
+        }
+        Ok(value)
     }
 
     fn decoded_at<T: serde::de::DeserializeOwned>(
@@ -216,7 +261,7 @@ impl ReadView for RocksStore {
         self.live(|at| self.children_at(at, parent, start_after, limit))
     }
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.live(|at| Ok(self.get_at(at, CF_META, key.as_bytes())?.map(|v| v.to_vec())))
+        self.live(|at| self.meta_at(at, key))
     }
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
         self.live(|at| self.decoded_at(at, CF_RETRY, &retry_key(key)))
@@ -283,10 +328,7 @@ impl ReadView for RocksView<'_> {
         self.store.children_at(self.at(), parent, start_after, limit)
     }
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        Ok(self
-            .store
-            .get_at(self.at(), CF_META, key.as_bytes())?
-            .map(|v| v.to_vec()))
+        self.store.meta_at(self.at(), key)
     }
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
         self.store.decoded_at(self.at(), CF_RETRY, &retry_key(key))
