@@ -18,8 +18,9 @@ use crate::inode::InodeId;
 /// The reserved top-level name (HDFS `/.reserved`).
 pub const RESERVED_NAME: &str = ".reserved";
 const INODES_NAME: &str = ".inodes";
-/// Components a parsed path has room for before its list grows.
-const PATH_DEPTH_HINT: usize = 16;
+/// Components a parsed path has room for before its list grows (NNThroughputBenchmark's
+/// tree is 17 deep at 100k files).
+const PATH_DEPTH_HINT: usize = 32;
 
 /// A validated path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,23 +53,37 @@ impl FsPath {
                 raw.replace('\0', "\\0")
             )));
         }
-        // Components are found with `split` (a memchr per slash) and each is
-        // checked with memchr-backed searches; the normalized text is the
-        // input itself unless slashes were folded. A byte-at-a-time loop
-        // here was a fifth of a 17-deep getFileInfo on the memory store.
+        // One SIMD scan finds every '/' and ':' (memchr2); a component's
+        // checks then look only at its length and its ends. The normalized
+        // text is the input itself unless slashes were folded. Splitting
+        // byte by byte, or with `split` and a search per component, was a
+        // fifth of a 17-deep getFileInfo on the memory store.
         let mut components = Vec::with_capacity(PATH_DEPTH_HINT);
         let mut folded = false;
-        for c in raw[1..].split('/') {
-            if c.is_empty() {
-                folded = true;
+        let mut start = 1;
+        let mut colon = false;
+        let bytes = raw.as_bytes();
+        // The first hit is the leading '/'; the end of the text closes the last component.
+        let hits = memchr::memchr2_iter(b'/', b':', bytes)
+            .skip(1)
+            .chain(std::iter::once(bytes.len()));
+        for i in hits {
+            if i < bytes.len() && bytes[i] == b':' {
+                colon = true;
                 continue;
             }
+            if i == start {
+                folded = true;
+                start = i + 1;
+                continue;
+            }
+            let c = &raw[start..i];
             if c == "." || c == ".." {
                 return Err(FsError::InvalidPath(format!(
                     "Invalid path name {raw}: `{c}' is not allowed as a path component"
                 )));
             }
-            if c.contains(':') {
+            if colon {
                 return Err(FsError::InvalidPath(format!(
                     "Invalid path name {raw}: `{c}' contains a colon"
                 )));
@@ -80,6 +95,8 @@ impl FsPath {
                 )));
             }
             components.push(CompactString::from(c));
+            start = i + 1;
+            colon = false;
         }
         let text = if !folded {
             raw.to_owned()
@@ -177,6 +194,44 @@ mod tests {
             ("/a//b", "/a/b"),
         ] {
             assert_eq!(FsPath::parse(raw).unwrap().text, text, "{raw:?}");
+        }
+    }
+
+    /// The plain reading of the rules, to hold the one-scan parser to.
+    fn reference(raw: &str) -> Result<(Vec<String>, String), String> {
+        let mut comps = Vec::new();
+        for c in raw[1..].split('/').filter(|c| !c.is_empty()) {
+            if c == "." || c == ".." {
+                return Err(format!("`{c}' is not allowed"));
+            }
+            if c.contains(':') {
+                return Err(format!("`{c}' contains a colon"));
+            }
+            comps.push(c.to_string());
+        }
+        let text = format!("/{}", comps.join("/"));
+        Ok((comps, text))
+    }
+
+    #[test]
+    fn parse_matches_the_plain_reading() {
+        use rand::{Rng, SeedableRng};
+        let seed = 7;
+        println!("seed {seed}");
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let alphabet = [b'a', b'b', b'/', b'/', b':', b'.'];
+        for _ in 0..20_000 {
+            let len = rng.gen_range(0..12);
+            let tail: Vec<u8> = (0..len).map(|_| alphabet[rng.gen_range(0..alphabet.len())]).collect();
+            let raw = format!("/{}", String::from_utf8(tail).expect("ascii"));
+            match (FsPath::parse(&raw), reference(&raw)) {
+                (Ok(p), Ok((comps, text))) => {
+                    assert_eq!(p.components, comps, "{raw:?}");
+                    assert_eq!(p.text, text, "{raw:?}");
+                }
+                (Err(e), Err(want)) => assert!(e.to_string().contains(&want), "{raw:?}: {e} (want {want})"),
+                (got, want) => panic!("{raw:?}: parsed {got:?}, expected {want:?}"),
+            }
         }
     }
 

@@ -6,7 +6,7 @@ use raftfs_proto::FsError;
 
 use crate::inode::{Inode, ROOT_ID};
 use crate::path::FsPath;
-use crate::store::ReadView;
+use crate::store::{ReadView, Walk};
 
 #[derive(Debug, Clone)]
 pub struct Resolved {
@@ -69,23 +69,16 @@ pub fn resolve<V: ReadView + ?Sized>(view: &V, path: FsPath) -> Result<Resolved,
     })?;
     let mut inodes = Vec::with_capacity(path.components.len() + 1);
     inodes.push(first);
-    let mut through_file = false;
-    for name in &path.components {
-        let cur = inodes.last().expect("non-empty");
-        if !cur.is_dir() {
-            through_file = true;
-            break;
+    let through_file = match view.walk(&path.components, &mut inodes)? {
+        Walk::Ended => false,
+        Walk::ThroughFile => true,
+        Walk::Dangling { parent, name, child } => {
+            let name = &path.components[name];
+            return Err(FsError::Internal(format!(
+                "dentry {parent}/{name} points at missing inode {child}"
+            )));
         }
-        match view.child(cur.id, name)? {
-            None => break,
-            Some(id) => {
-                let inode = view.inode(id)?.ok_or_else(|| {
-                    FsError::Internal(format!("dentry {}/{name} points at missing inode {id}", cur.id))
-                })?;
-                inodes.push(inode);
-            }
-        }
-    }
+    };
     Ok(Resolved {
         path,
         inodes,

@@ -23,6 +23,8 @@ mod rocks;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use compact_str::CompactString;
+
 pub use memory::MemStore;
 pub use rocks::{RocksStore, RocksStoreOptions};
 
@@ -106,6 +108,64 @@ pub trait ReadView {
     fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError>;
     fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError>;
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError>;
+
+    /// Walk `names` down from the last inode of `inodes` (the start of a
+    /// path resolution), pushing the inode of each name in turn, until a
+    /// name is missing, a file has names left below it, or every name is
+    /// walked. One call per resolution, so a store may walk its own records
+    /// without a lookup per call (the memory store keeps its hand on the
+    /// directory it is in: a 17-deep path looked each directory up twice).
+    /// The default uses [`ReadView::child`] and [`ReadView::inode`].
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        walk_each(self, names, inodes)
+    }
+}
+
+/// [`ReadView::walk`] with one [`ReadView::child`] and one
+/// [`ReadView::inode`] per name (the default, and how a store goes on past
+/// the part it walks faster).
+pub fn walk_each<V: ReadView + ?Sized>(
+    view: &V,
+    names: &[CompactString],
+    inodes: &mut Vec<Inode>,
+) -> Result<Walk, StoreError> {
+    for (i, name) in names.iter().enumerate() {
+        let cur = inodes.last().expect("a walk starts at an inode");
+        if !cur.is_dir() {
+            return Ok(Walk::ThroughFile);
+        }
+        let parent = cur.id;
+        let Some(id) = view.child(parent, name)? else {
+            return Ok(Walk::Ended);
+        };
+        match view.inode(id)? {
+            Some(inode) => inodes.push(inode),
+            None => {
+                return Ok(Walk::Dangling {
+                    parent,
+                    name: i,
+                    child: id,
+                })
+            }
+        }
+    }
+    Ok(Walk::Ended)
+}
+
+/// How a [`ReadView::walk`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// Every name was walked, or one was missing.
+    Ended,
+    /// A file was reached with names left below it.
+    ThroughFile,
+    /// Name `name` (an index into the names) of `parent` leads to inode
+    /// `child`, which does not exist: the store is corrupt.
+    Dangling {
+        parent: InodeId,
+        name: usize,
+        child: InodeId,
+    },
 }
 
 /// A store: committed state plus atomic batch writes.
@@ -210,6 +270,9 @@ impl<T: ReadView + ?Sized> ReadView for &T {
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
         (**self).lease(holder)
     }
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        (**self).walk(names, inodes)
+    }
 }
 
 impl<T: ReadView + ?Sized> ReadView for std::sync::Arc<T> {
@@ -236,6 +299,9 @@ impl<T: ReadView + ?Sized> ReadView for std::sync::Arc<T> {
     }
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
         (**self).lease(holder)
+    }
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        (**self).walk(names, inodes)
     }
 }
 

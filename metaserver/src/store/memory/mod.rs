@@ -21,7 +21,7 @@ use parking_lot::RwLock;
 
 use super::{
     checkpoint, BlockId, BlockRecord, Image, LeaseRecord, ReadView, RetryKey, RetryRecord, RetryWrite, Store,
-    StoreError, WriteBatch,
+    StoreError, Walk, WriteBatch,
 };
 use raftfs_proto::{Block, Permission};
 
@@ -274,6 +274,32 @@ impl ReadView for Maps {
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
         Ok(self.leases.get(holder).copied())
     }
+
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        // Holds the current directory's record: one table lookup per name.
+        let mut parent = inodes.last().expect("a walk starts at an inode").id;
+        let Some(mut cur) = self.inodes.get(&parent) else {
+            return Ok(Walk::Ended);
+        };
+        for (i, name) in names.iter().enumerate() {
+            let MemKind::Directory(d) = &cur.kind else {
+                return Ok(Walk::ThroughFile);
+            };
+            let Some(id) = d.entries.get(name) else {
+                return Ok(Walk::Ended);
+            };
+            let Some(next) = self.inodes.get(&id) else {
+                return Ok(Walk::Dangling {
+                    parent,
+                    name: i,
+                    child: id,
+                });
+            };
+            inodes.push(next.unpack(id, &self.names));
+            (parent, cur) = (id, next);
+        }
+        Ok(Walk::Ended)
+    }
 }
 
 #[derive(Default)]
@@ -316,6 +342,9 @@ impl ReadView for MemView<'_> {
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
         self.0.lease(holder)
     }
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        self.0.walk(names, inodes)
+    }
 }
 
 impl ReadView for MemStore {
@@ -342,6 +371,9 @@ impl ReadView for MemStore {
     }
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
         self.maps.read().lease(holder)
+    }
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        self.maps.read().walk(names, inodes)
     }
 }
 

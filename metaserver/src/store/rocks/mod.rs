@@ -536,6 +536,8 @@ fn export_db(g: &Generation) -> Result<Image, StoreError> {
 mod tests {
     use super::*;
     use crate::inode::Inode;
+    use crate::store::Walk;
+    use compact_str::CompactString;
     use raftfs_proto::Permission;
 
     fn dir(id: InodeId, children: u64) -> Inode {
@@ -708,6 +710,88 @@ mod tests {
         .unwrap();
         assert_eq!(s.cache.read().retry_floor_ms, None, "an import forgets the floor");
         assert_eq!(older(&s, 2), vec![(1, 4)]);
+    }
+
+    fn file(id: InodeId, parent: InodeId) -> Inode {
+        let mut f = dir(id, 0);
+        f.parent = parent;
+        f.kind = crate::inode::InodeKind::File {
+            replication: 3,
+            block_size: 1 << 27,
+            length: 0,
+            lease_holder: None,
+            blocks: vec![],
+        };
+        f
+    }
+
+    fn walk_ids(v: &dyn ReadView, names: &[&str]) -> (Walk, Vec<InodeId>) {
+        let names: Vec<CompactString> = names.iter().map(|n| (*n).into()).collect();
+        let mut inodes = vec![v.inode(20000).unwrap().expect("the start inode")];
+        let end = v.walk(&names, &mut inodes).expect("walk");
+        (end, inodes.iter().map(|i| i.id).collect())
+    }
+
+    /// A store's own walk (the memory store's, the RocksDB cache's) ends as
+    /// the lookup-per-name walk does, and a view walks its own state.
+    #[test]
+    fn walks_agree_with_the_plain_walk_on_both_stores() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let rocks = RocksStore::open(tmp.path(), &RocksStoreOptions::default()).expect("open");
+        let mem = crate::store::MemStore::new();
+        for (s, snapshot_views) in [(&rocks as &dyn Store, true), (&mem as &dyn Store, false)] {
+            let mut b = WriteBatch::default();
+            b.inodes.insert(20000, Some(dir(20000, 2)));
+            b.inodes.insert(20001, Some(dir(20001, 1)));
+            b.inodes.insert(20002, Some(file(20002, 20001)));
+            b.dentries.insert((20000, "d".into()), Some(20001));
+            b.dentries.insert((20001, "f".into()), Some(20002));
+            b.dentries.insert((20000, "g".into()), Some(30000));
+            s.commit(b).expect("commit");
+            // Warm the RocksDB cache along the path.
+            s.inode(20001).unwrap();
+            s.child(20000, "d").unwrap();
+            let v = s.view();
+            let cases: [(&[&str], Walk, &[InodeId]); 5] = [
+                (&["d", "f"], Walk::Ended, &[20000, 20001, 20002]),
+                (&["d", "nope", "x"], Walk::Ended, &[20000, 20001]),
+                (&["d", "f", "x"], Walk::ThroughFile, &[20000, 20001, 20002]),
+                (&["d", "f", "x", "y"], Walk::ThroughFile, &[20000, 20001, 20002]),
+                (
+                    &["g"],
+                    Walk::Dangling {
+                        parent: 20000,
+                        name: 0,
+                        child: 30000,
+                    },
+                    &[20000],
+                ),
+            ];
+            for (names, end, ids) in cases {
+                assert_eq!(walk_ids(&*v, names), (end, ids.to_vec()), "{names:?}");
+                let plain: Vec<CompactString> = names.iter().map(|n| (*n).into()).collect();
+                let mut inodes = vec![v.inode(20000).unwrap().unwrap()];
+                assert_eq!(crate::store::walk_each(&*v, &plain, &mut inodes).unwrap(), end);
+            }
+            // A commit that removes the directory: a RocksDB view (a
+            // snapshot) still walks it; the memory store's view holds the
+            // read lock, so no commit can come while it lives.
+            let mut b = WriteBatch::default();
+            b.dentries.insert((20000, "d".into()), None);
+            b.dentries.insert((20001, "f".into()), None);
+            b.inodes.insert(20001, None);
+            b.inodes.insert(20002, None);
+            if snapshot_views {
+                s.commit(b).expect("commit");
+                let old = walk_ids(&*v, &["d", "f"]).1;
+                assert_eq!(old, vec![20000, 20001, 20002], "the view predates the delete");
+                drop(v);
+            } else {
+                drop(v);
+                s.commit(b).expect("commit");
+            }
+            assert_eq!(walk_ids(&*s.view(), &["d", "f"]), (Walk::Ended, vec![20000]));
+        }
     }
 
     #[test]

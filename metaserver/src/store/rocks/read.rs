@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use compact_str::CompactString;
 use rocksdb::{Direction, IteratorMode, ReadOptions};
 
 use super::generation::Generation;
@@ -14,7 +15,7 @@ use super::{
     MAX_CACHED_DIRECTORIES, MAX_CACHED_DIRECTORY_ENTRIES, MAX_CACHED_META_ROWS,
 };
 use crate::inode::{Inode, InodeId};
-use crate::store::{BlockId, BlockRecord, LeaseRecord, ReadView, RetryKey, RetryRecord, StoreError};
+use crate::store::{walk_each, BlockId, BlockRecord, LeaseRecord, ReadView, RetryKey, RetryRecord, StoreError, Walk};
 
 /// Where a read looks: a database generation, live or at one snapshot of
 /// it, and the cache version that matches (taken with the generation under
@@ -217,6 +218,40 @@ impl RocksStore {
         Ok(out)
     }
 
+    /// [`ReadView::walk`]: the cached directories of the path under one
+    /// cache lock (a lock per lookup was two per path component), then the
+    /// rest one lookup at a time.
+    fn walk_at<V: ReadView + ?Sized>(
+        &self,
+        view: &V,
+        at: At<'_>,
+        names: &[CompactString],
+        inodes: &mut Vec<Inode>,
+    ) -> Result<Walk, StoreError> {
+        let mut cached = 0;
+        {
+            let cache = self.cache.read();
+            if Self::cache_version(&cache, at).1 {
+                for name in names {
+                    let cur = inodes.last().expect("a walk starts at an inode");
+                    let Some(dir) = cache.entry(cur.id, name).and_then(|id| cache.dirs.get(&id)) else {
+                        break;
+                    };
+                    inodes.push(dir.clone());
+                    cached += 1;
+                }
+            }
+        }
+        Ok(match walk_each(view, &names[cached..], inodes)? {
+            Walk::Dangling { parent, name, child } => Walk::Dangling {
+                parent,
+                name: name + cached,
+                child,
+            },
+            end => end,
+        })
+    }
+
     fn meta_at(&self, at: At<'_>, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let version = {
             let cache = self.cache.read();
@@ -276,6 +311,9 @@ impl ReadView for RocksStore {
     }
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
         self.live(|at| self.decoded_at(at, CF_LEASE, holder.as_bytes()))
+    }
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        self.live(|at| self.walk_at(self, at, names, inodes))
     }
 }
 
@@ -351,5 +389,8 @@ impl ReadView for RocksView<'_> {
     }
     fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
         self.store.decoded_at(self.at(), CF_LEASE, holder.as_bytes())
+    }
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        self.store.walk_at(self, self.at(), names, inodes)
     }
 }
