@@ -45,9 +45,16 @@ impl RocksStore {
         at.gen.db().get_pinned_cf_opt(at.gen.cf(cf), key, at.opts).map_err(io)
     }
 
-    /// The cache version a read at `at` may use, and whether it may use the cache.
-    fn cache_version(cache: &DirCache, at: At<'_>) -> (u64, bool) {
-        (at.version, at.version == cache.version)
+    /// `f` on the cache, if the cache may serve a read at `at` (no commit
+    /// has moved it past `at`'s version). A fill after a miss checks the
+    /// same version under the write lock.
+    fn read_cache<T>(&self, at: At<'_>, f: impl FnOnce(&DirCache) -> Option<T>) -> Option<T> {
+        let cache = self.cache.read();
+        if cache.version == at.version {
+            f(&cache)
+        } else {
+            None
+        }
     }
 
     /// Run `read` against the live database, at the current cache version.
@@ -65,16 +72,9 @@ impl RocksStore {
     }
 
     fn inode_at(&self, at: At<'_>, id: InodeId) -> Result<Option<Inode>, StoreError> {
-        let version = {
-            let cache = self.cache.read();
-            let (version, usable) = Self::cache_version(&cache, at);
-            if usable {
-                if let Some(d) = cache.dirs.get(&id) {
-                    return Ok(Some(d.clone()));
-                }
-            }
-            version
-        };
+        if let Some(d) = self.read_cache(at, |c| c.dirs.get(&id).cloned()) {
+            return Ok(Some(d));
+        }
         match self.get_at(at, CF_INODE, &id.to_be_bytes())? {
             None => Ok(None),
             Some(v) => {
@@ -87,7 +87,7 @@ impl RocksStore {
                 }
                 if inode.is_dir() {
                     let mut cache = self.cache.write();
-                    if cache.version == version && cache.dirs.len() < MAX_CACHED_DIRECTORIES {
+                    if cache.version == at.version && cache.dirs.len() < MAX_CACHED_DIRECTORIES {
                         cache.dirs.insert(id, inode.clone());
                     }
                 }
@@ -97,23 +97,16 @@ impl RocksStore {
     }
 
     fn child_at(&self, at: At<'_>, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
-        let version = {
-            let cache = self.cache.read();
-            let (version, usable) = Self::cache_version(&cache, at);
-            if usable {
-                if let Some(c) = cache.entry(parent, name) {
-                    return Ok(Some(c));
-                }
-            }
-            version
-        };
+        if let Some(c) = self.read_cache(at, |c| c.entry(parent, name)) {
+            return Ok(Some(c));
+        }
         let child = match self.get_at(at, CF_DENTRY, &dentry_key(parent, name))? {
             None => return Ok(None),
             Some(v) => parse_id(CF_DENTRY, &v)?,
         };
         if self.cache.read().dirs.contains_key(&child) {
             let mut cache = self.cache.write();
-            if cache.version == version
+            if cache.version == at.version
                 && cache.entry_count < MAX_CACHED_DIRECTORY_ENTRIES
                 && cache
                     .entries
@@ -173,14 +166,12 @@ impl RocksStore {
         before_ms: i64,
         limit: usize,
     ) -> Result<Vec<(i64, RetryKey)>, StoreError> {
-        let version = {
-            let cache = self.cache.read();
-            let (version, usable) = Self::cache_version(&cache, at);
-            if usable && cache.retry_floor_ms.is_some_and(|floor| before_ms <= floor) {
-                return Ok(Vec::new());
-            }
-            version
-        };
+        if self
+            .read_cache(at, |c| c.retry_floor_ms.filter(|floor| before_ms <= *floor))
+            .is_some()
+        {
+            return Ok(Vec::new());
+        }
         let mut out = Vec::new();
         // The oldest time in the table, once the scan has seen it: the
         // first record not taken when none was taken (i64::MAX: none at all).
@@ -211,7 +202,7 @@ impl RocksStore {
         }
         if let Some(oldest) = oldest {
             let mut cache = self.cache.write();
-            if cache.version == version {
+            if cache.version == at.version {
                 cache.retry_floor_ms = Some(oldest);
             }
         }
@@ -228,20 +219,20 @@ impl RocksStore {
         names: &[CompactString],
         inodes: &mut Vec<Inode>,
     ) -> Result<Walk, StoreError> {
-        let mut cached = 0;
-        {
-            let cache = self.cache.read();
-            if Self::cache_version(&cache, at).1 {
+        let cached = self
+            .read_cache(at, |cache| {
+                let mut n = 0;
                 for name in names {
                     let cur = inodes.last().expect("a walk starts at an inode");
                     let Some(dir) = cache.entry(cur.id, name).and_then(|id| cache.dirs.get(&id)) else {
                         break;
                     };
                     inodes.push(dir.clone());
-                    cached += 1;
+                    n += 1;
                 }
-            }
-        }
+                Some(n)
+            })
+            .unwrap_or(0);
         Ok(match walk_each(view, &names[cached..], inodes)? {
             Walk::Dangling { parent, name, child } => Walk::Dangling {
                 parent,
@@ -253,19 +244,12 @@ impl RocksStore {
     }
 
     fn meta_at(&self, at: At<'_>, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let version = {
-            let cache = self.cache.read();
-            let (version, usable) = Self::cache_version(&cache, at);
-            if usable {
-                if let Some(v) = cache.meta.get(key) {
-                    return Ok(v.clone());
-                }
-            }
-            version
-        };
+        if let Some(v) = self.read_cache(at, |c| c.meta.get(key).cloned()) {
+            return Ok(v);
+        }
         let value = self.get_at(at, CF_META, key.as_bytes())?.map(|v| v.to_vec());
         let mut cache = self.cache.write();
-        if cache.version == version && cache.meta.len() < MAX_CACHED_META_ROWS {
+        if cache.version == at.version && cache.meta.len() < MAX_CACHED_META_ROWS {
             cache.meta.insert(key.into(), value.clone());
         }
         Ok(value)
