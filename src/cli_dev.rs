@@ -66,6 +66,11 @@ pub struct DevArgs {
     /// Namespace store of every member: rocksdb or memory.
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
+    /// How every member executes writes: leader (planned on the leader under
+    /// fine-grained locks; the log carries deltas) or apply (the log carries
+    /// the ops; every member plans them).
+    #[arg(long, default_value = "leader")]
+    pub exec: String,
     /// Extra arguments for every `raftfs metaserver` (e.g. "--datanode-dead-ms 10000").
     #[arg(long = "metaserver-args", default_value = "", allow_hyphen_values = true)]
     pub metaserver_args: String,
@@ -199,6 +204,9 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     if a.store != "rocksdb" && a.store != "memory" {
         bail!("--store must be rocksdb or memory, not {:?}", a.store);
     }
+    if a.exec != "leader" && a.exec != "apply" {
+        bail!("--exec must be leader or apply, not {:?}", a.exec);
+    }
     if a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes > u16::MAX as u64 {
         bail!("--port-base {} leaves no room for the cluster's ports", a.port_base);
     }
@@ -262,6 +270,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             let dir = member_dir(&a.dir, k, *i);
             let mut args: Vec<String> = vec!["metaserver".into(), "--dir".into(), dir.display().to_string()];
             args.extend(["--id".into(), i.to_string(), "--store".into(), a.store.clone()]);
+            args.extend(["--exec".into(), a.exec.clone()]);
             args.extend(extra_ms.iter().cloned());
             let log = a.dir.join(ns_name(k)).join(format!("m{i}.log"));
             let name = format!("member {i} of {}", ns_name(k));

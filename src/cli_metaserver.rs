@@ -9,6 +9,7 @@ use clap::Args;
 use serde::Deserialize;
 
 use raftfs_metaserver::blocks::BlockManagerConfig;
+use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
 
@@ -31,6 +32,11 @@ pub struct MetaserverArgs {
     /// Where the namespace lives: rocksdb (default) or memory.
     #[arg(long)]
     pub store: Option<String>,
+    /// How writes run: leader (default; planned on the leader under
+    /// fine-grained locks, the log carries deltas) or apply (the log carries
+    /// the ops and every member plans them; the baseline).
+    #[arg(long)]
+    pub exec: Option<String>,
     /// Refuse to start unless the directory belongs to this ClusterID.
     #[arg(long = "cluster-id")]
     pub cluster_id: Option<String>,
@@ -94,6 +100,7 @@ impl MetaserverArgs {
             id: self.id.or(f.id),
             listen: self.listen.or(f.listen),
             store: self.store.or(f.store),
+            exec: self.exec.or(f.exec),
             cluster_id: self.cluster_id.or(f.cluster_id),
             heartbeat_ms: self.heartbeat_ms.or(f.heartbeat_ms),
             election_timeout_min_ms: self.election_timeout_min_ms.or(f.election_timeout_min_ms),
@@ -122,6 +129,12 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         .store
         .as_deref()
         .unwrap_or("rocksdb")
+        .parse()
+        .map_err(anyhow::Error::msg)?;
+    let exec: ExecMode = a
+        .exec
+        .as_deref()
+        .unwrap_or("leader")
         .parse()
         .map_err(anyhow::Error::msg)?;
     let d = RaftTimings::default();
@@ -177,7 +190,8 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         expect_cluster_id: a.cluster_id,
         max_ops_per_entry: a
             .max_ops_per_entry
-            .unwrap_or(raftfs_metaserver::server::batcher::MAX_OPS_PER_ENTRY),
+            .unwrap_or(raftfs_metaserver::exec::batcher::MAX_OPS_PER_ENTRY),
+        exec,
         health,
         blocks,
         lease_hard_limit_ms: a.lease_hard_limit_ms.unwrap_or(server::DEFAULT_LEASE_HARD_LIMIT_MS),

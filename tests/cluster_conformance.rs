@@ -1,5 +1,6 @@
 //! The namespace conformance suite (metaserver/tests/golden/*.txt) against
-//! a three-member nameservice of real processes, over gRPC through the SDK.
+//! a three-member nameservice of real processes, over gRPC through the SDK,
+//! per store and execution mode.
 
 mod common;
 
@@ -29,7 +30,7 @@ impl Backend for GrpcBackend {
     }
 }
 
-fn run(store: &str) {
+fn run(store: &str, exec: &str) {
     let rt = Arc::new(
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -39,7 +40,7 @@ fn run(store: &str) {
     );
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("metaserver/tests/golden");
     let n = run_dir(&dir, &mut || {
-        let cluster = common::Cluster::start(3, store);
+        let cluster = common::Cluster::start_with(3, store, &["--exec", exec]);
         rt.block_on(cluster.wait_ready());
         Box::new(GrpcBackend {
             rt: rt.clone(),
@@ -52,11 +53,21 @@ fn run(store: &str) {
 }
 
 #[test]
-fn golden_over_grpc_three_members_rocksdb() {
-    run("rocksdb");
+fn golden_over_grpc_three_members_rocksdb_exec_leader() {
+    run("rocksdb", "leader");
 }
 
 #[test]
-fn golden_over_grpc_three_members_memory() {
-    run("memory");
+fn golden_over_grpc_three_members_memory_exec_leader() {
+    run("memory", "leader");
+}
+
+#[test]
+fn golden_over_grpc_three_members_rocksdb_exec_apply() {
+    run("rocksdb", "apply");
+}
+
+#[test]
+fn golden_over_grpc_three_members_memory_exec_apply() {
+    run("memory", "apply");
 }

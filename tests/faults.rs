@@ -1,6 +1,7 @@
 //! The fault harness in the test suite: `raftfs bench faults` (real member
 //! processes, a fault-injecting proxy on every link, kill -9, SIGSTOP,
-//! partitions, slow disk) with fixed seeds, short runs, both stores. The
+//! partitions, slow disk) with fixed seeds, short runs, both stores, in
+//! the default execution mode (`--exec leader`) and in `--exec apply`. The
 //! acceptance soak is the same command by hand:
 //! `raftfs bench faults --seed 1 --runs 20 --secs 60 --clients 16`.
 //! A failure prints the seed and the command that replays it, and keeps
@@ -16,12 +17,12 @@ const SECS: &str = "20";
 /// transfer, under the same faults.
 const METASERVER_ARGS: &str = "--snapshot-logs 300 --snapshot-keep-logs 20";
 
-fn faults(store: &str, seed: u64) {
-    println!("fault run: store {store}, seed {seed}");
+fn faults(store: &str, seed: u64, exec: &str) {
+    println!("fault run: store {store}, seed {seed}, --exec {exec}");
     let out = Command::new(BIN)
         .args(["bench", "faults", "--runs", "1", "--secs", SECS, "--clients", "16"])
         .args(["--seed", &seed.to_string(), "--store", store])
-        .args(["--metaserver-args", METASERVER_ARGS])
+        .args(["--metaserver-args", &format!("{METASERVER_ARGS} --exec {exec}")])
         .output()
         .expect("run raftfs bench faults");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -41,10 +42,20 @@ fn faults(store: &str, seed: u64) {
 
 #[test]
 fn random_faults_rocksdb() {
-    faults("rocksdb", 101);
+    faults("rocksdb", 101, "leader");
 }
 
 #[test]
 fn random_faults_memory() {
-    faults("memory", 202);
+    faults("memory", 202, "leader");
+}
+
+#[test]
+fn random_faults_rocksdb_exec_apply() {
+    faults("rocksdb", 303, "apply");
+}
+
+#[test]
+fn random_faults_memory_exec_apply() {
+    faults("memory", 404, "apply");
 }

@@ -66,10 +66,14 @@ async fn check_consistent(fs: &FileSystem, path: &str) -> usize {
     n
 }
 
-async fn run(store: &str) {
+async fn run(store: &str, exec: &str) {
     // Snapshots every few hundred entries: kills land during checkpoints,
     // and a memory-store restart loads the latest snapshot plus the log tail.
-    let mut cluster = common::Cluster::start_with(3, store, &["--snapshot-logs", "500", "--snapshot-keep-logs", "50"]);
+    let mut cluster = common::Cluster::start_with(
+        3,
+        store,
+        &["--snapshot-logs", "500", "--snapshot-keep-logs", "50", "--exec", exec],
+    );
     cluster.wait_ready().await;
     let acked = Arc::new(Mutex::new(BTreeSet::new()));
     for cycle in 0..cycles() {
@@ -101,18 +105,28 @@ async fn run(store: &str) {
         }
         let inodes = check_consistent(&check, "/").await;
         println!(
-            "{store} cycle {cycle}: {} acknowledged ops present, {inodes} inodes consistent",
+            "{store} --exec {exec} cycle {cycle}: {} acknowledged ops present, {inodes} inodes consistent",
             acked_now.len()
         );
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_all_members_during_load_rocksdb() {
-    run("rocksdb").await;
+async fn kill_all_members_during_load_rocksdb_exec_leader() {
+    run("rocksdb", "leader").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill_all_members_during_load_memory() {
-    run("memory").await;
+async fn kill_all_members_during_load_memory_exec_leader() {
+    run("memory", "leader").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_all_members_during_load_rocksdb_exec_apply() {
+    run("rocksdb", "apply").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_all_members_during_load_memory_exec_apply() {
+    run("memory", "apply").await;
 }

@@ -8,7 +8,8 @@
 
 use clap::Args;
 
-use raftfs_metaserver::namespace::{Engine, RETRY_CACHE_EXPIRY_MS};
+use raftfs_metaserver::exec::{Engine, ExecMode};
+use raftfs_metaserver::namespace::RETRY_CACHE_EXPIRY_MS;
 
 /// Creates whose retry records are still inside the expiry window at any time.
 const RETRY_WINDOW_OPS: i64 = 1000;
@@ -41,7 +42,8 @@ fn rss_bytes() -> anyhow::Result<u64> {
 
 pub fn run(a: MemArgs) -> anyhow::Result<()> {
     let before = rss_bytes()?;
-    let engine = Engine::open(MemStore::new(), &bench_format_info()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let engine =
+        Engine::open(MemStore::new(), &bench_format_info(), ExecMode::default()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let names = Names::new("/mem", a.files, a.files_per_dir);
     let mut ctx = CallCtx {
         client_id: "nnmemory".into(),

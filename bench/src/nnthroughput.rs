@@ -7,6 +7,7 @@ use anyhow::bail;
 use clap::Args;
 
 use raftfs_client::FollowerReads;
+use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::cpu::process_cpu_time_us;
 use raftfs_metaserver::server::StoreKind;
 use raftfs_proto::{Op, Permission};
@@ -45,6 +46,10 @@ pub struct NnArgs {
     /// memory or rocksdb, for --level engine|raft.
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
+    /// leader (plan on the leader under fine-grained locks, log deltas) or
+    /// apply (log ops, every replica plans them), for --level engine|raft.
+    #[arg(long, default_value = "leader")]
+    pub exec: String,
     /// Benchmark a running nameservice over gRPC instead (raftfs://host:port,...).
     #[arg(long)]
     pub fs: Option<String>,
@@ -61,7 +66,7 @@ pub struct NnArgs {
     #[arg(long = "read-from", default_value = "leader")]
     pub read_from: String,
     /// --level raft: most client ops per log entry (1 = one entry per op).
-    #[arg(long = "max-ops-per-entry", default_value_t = raftfs_metaserver::server::batcher::MAX_OPS_PER_ENTRY)]
+    #[arg(long = "max-ops-per-entry", default_value_t = raftfs_metaserver::exec::batcher::MAX_OPS_PER_ENTRY)]
     pub max_ops_per_entry: usize,
 }
 
@@ -83,6 +88,7 @@ fn create_work(path: String) -> Work {
 
 pub async fn run(a: NnArgs) -> anyhow::Result<()> {
     let store: StoreKind = a.store.parse().map_err(anyhow::Error::msg)?;
+    let exec: ExecMode = a.exec.parse().map_err(anyhow::Error::msg)?;
     let ops: Vec<&str> = if a.op == "all" {
         OPS.to_vec()
     } else {
@@ -105,16 +111,19 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
     for mode in &modes {
         let bench = Arc::new(match (&a.fs, a.level.as_str()) {
             (Some(fs), _) => Bench::remote(fs, a.user.as_deref(), *mode)?,
-            (None, "engine") => Bench::engine(store).await?,
-            (None, "raft") => Bench::raft(store, a.max_ops_per_entry).await?,
+            (None, "engine") => Bench::engine(store, exec).await?,
+            (None, "raft") => Bench::raft(store, exec, a.max_ops_per_entry).await?,
             (None, other) => bail!("--level must be engine or raft, not {other:?}"),
         });
         let where_ = match &a.fs {
             Some(fs) => format!("remote {fs} read-from={mode:?}"),
             None if a.level == "raft" => {
-                format!("level=raft store={} max-ops-per-entry={}", a.store, a.max_ops_per_entry)
+                format!(
+                    "level=raft store={} exec={exec} max-ops-per-entry={}",
+                    a.store, a.max_ops_per_entry
+                )
             }
-            None => format!("level={} store={}", a.level, a.store),
+            None => format!("level={} store={} exec={exec}", a.level, a.store),
         };
         println!("# raftfs nnthroughput, {where_}");
         for op in &ops {
@@ -388,14 +397,22 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn use_existing_reads_the_files_a_kept_create_left_and_fails_without_them() {
-        let bench = Arc::new(Bench::engine(StoreKind::Memory).await.expect("engine"));
+        let bench = Arc::new(
+            Bench::engine(StoreKind::Memory, ExecMode::default())
+                .await
+                .expect("engine"),
+        );
         let a = args(&["--keepResults", "--useExisting"]);
         run_op(&bench, &a, "create").await.expect("create, kept");
         run_op(&bench, &a, "fileStatus").await.expect("stat the kept files");
         // They are still there: -useExisting does not delete what it read.
         run_op(&bench, &a, "open").await.expect("open the kept files");
 
-        let fresh = Arc::new(Bench::engine(StoreKind::Memory).await.expect("engine"));
+        let fresh = Arc::new(
+            Bench::engine(StoreKind::Memory, ExecMode::default())
+                .await
+                .expect("engine"),
+        );
         let e = run_op(&fresh, &a, "fileStatus")
             .await
             .expect_err("with nothing created, -useExisting has nothing to read");

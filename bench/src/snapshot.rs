@@ -27,6 +27,7 @@ use openraft::async_runtime::WatchReceiver;
 use openraft::storage::RaftStateMachine;
 
 use raftfs_metaserver::blocks::{BlockManager, BlockManagerConfig};
+use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::raft::network::SNAPSHOT_CHUNK_BYTES;
 use raftfs_metaserver::raft::{snapshot, snapshot_stream, NsStateMachine};
 use raftfs_metaserver::server::{Member, StoreKind};
@@ -133,7 +134,8 @@ pub async fn run(a: SnapshotArgs) -> anyhow::Result<()> {
     let root = tempfile::tempdir()?;
     let dir = root.path().join("m1");
     std::fs::create_dir_all(&dir)?;
-    let member = Arc::new(testkit::single_member_with(&dir, kind, "bench", FILL_OPS_PER_ENTRY).await?);
+    let member =
+        Arc::new(testkit::single_member_with(&dir, kind, ExecMode::default(), "bench", FILL_OPS_PER_ENTRY).await?);
     println!(
         "# raftfs snapshot: {} files in directories of {}, store={}",
         a.inodes, a.files_per_dir, a.store
@@ -219,7 +221,7 @@ pub async fn run(a: SnapshotArgs) -> anyhow::Result<()> {
     member.shutdown().await;
     drop(member);
     let started = Instant::now();
-    let member = testkit::open_single_member(&dir, kind, FILL_OPS_PER_ENTRY).await?;
+    let member = testkit::open_single_member(&dir, kind, ExecMode::default(), FILL_OPS_PER_ENTRY).await?;
     let probe = file_path(a.inodes.saturating_sub(1), a.files_per_dir);
     match member.call(ctx(0, 1), Op::GetFileInfo { path: probe.clone() }).await? {
         OpResult::Status(Some(_)) => {}

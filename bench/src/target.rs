@@ -8,7 +8,8 @@ use std::time::Instant;
 use anyhow::Context;
 
 use raftfs_client::FileSystem;
-use raftfs_metaserver::namespace::{Engine, FormatInfo, DEFAULT_SUPERGROUP};
+use raftfs_metaserver::exec::{Engine, ExecMode};
+use raftfs_metaserver::namespace::{FormatInfo, DEFAULT_SUPERGROUP};
 use raftfs_metaserver::server::member::now_ms;
 use raftfs_metaserver::server::{Member, StoreKind};
 use raftfs_metaserver::store::{MemStore, RocksStore, RocksStoreOptions, Store};
@@ -51,10 +52,11 @@ pub fn open_store(kind: StoreKind, dir: &std::path::Path) -> anyhow::Result<Arc<
 }
 
 impl Bench {
-    pub async fn engine(kind: StoreKind) -> anyhow::Result<Bench> {
+    pub async fn engine(kind: StoreKind, mode: ExecMode) -> anyhow::Result<Bench> {
         let dir = tempfile::tempdir()?;
         let store = open_store(kind, dir.path())?;
-        let engine = Engine::open(store, &bench_format_info()).map_err(|e| anyhow::anyhow!("open engine: {e}"))?;
+        let engine =
+            Engine::open(store, &bench_format_info(), mode).map_err(|e| anyhow::anyhow!("open engine: {e}"))?;
         Ok(Bench {
             target: Target::Engine(Arc::new(engine)),
             call_ids: AtomicU64::new(1),
@@ -62,11 +64,12 @@ impl Bench {
         })
     }
 
-    pub async fn raft(kind: StoreKind, max_ops_per_entry: usize) -> anyhow::Result<Bench> {
+    pub async fn raft(kind: StoreKind, mode: ExecMode, max_ops_per_entry: usize) -> anyhow::Result<Bench> {
         let dir = tempfile::tempdir()?;
-        let member = raftfs_metaserver::testkit::single_member_with(dir.path(), kind, BENCH_USER, max_ops_per_entry)
-            .await
-            .map_err(|e| anyhow::anyhow!("start member: {e}"))?;
+        let member =
+            raftfs_metaserver::testkit::single_member_with(dir.path(), kind, mode, BENCH_USER, max_ops_per_entry)
+                .await
+                .map_err(|e| anyhow::anyhow!("start member: {e}"))?;
         Ok(Bench {
             target: Target::Raft(Arc::new(member)),
             call_ids: AtomicU64::new(1),

@@ -4,12 +4,16 @@
 //! Layers, bottom up (see docs/architecture.md):
 //! * [`store`]: the storage trait and its memory and RocksDB implementations.
 //! * [`namespace`]: pure HDFS namespace logic (plan → delta → stage).
+//! * [`locks`]: the leader's fine-grained inode and edge locks (`--exec leader`).
+//! * [`exec`]: the write pipeline (op → log command, `--exec apply | leader`) and the engine.
 //! * [`raft`]: openraft glue: log store, state machine adapter, network.
 //! * [`server`]: the member process: gRPC services, leader finding.
 
 pub mod blocks;
+pub mod exec;
 pub mod golden;
 pub mod inode;
+pub mod locks;
 pub mod namespace;
 pub mod path;
 pub mod raft;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use raftfs_proto::{CallCtx, FsError, Op, OpResult};
 
+use crate::exec::ExecMode;
 use crate::server::layout::{VersionFile, LAYOUT_VERSION};
 use crate::server::{format_member, Member, MemberConfig, RaftTimings, StoreKind};
 
@@ -52,27 +53,41 @@ pub fn test_version(id: u64, members: &BTreeMap<u64, String>, superuser: &str) -
     }
 }
 
-/// Format and open a single-member nameservice in `dir`, and wait until it
-/// serves calls.
+/// Format and open a single-member nameservice in `dir` (`--exec` the
+/// default), and wait until it serves calls.
 pub async fn single_member(dir: &Path, store: StoreKind, superuser: &str) -> Result<Member, FsError> {
-    single_member_with(dir, store, superuser, crate::server::batcher::MAX_OPS_PER_ENTRY).await
+    single_member_with(
+        dir,
+        store,
+        ExecMode::default(),
+        superuser,
+        crate::exec::batcher::MAX_OPS_PER_ENTRY,
+    )
+    .await
 }
 
-/// As [`single_member`], packing at most `max_ops_per_entry` ops per log entry.
+/// As [`single_member`], in execution mode `exec`, packing at most
+/// `max_ops_per_entry` writes per log entry.
 pub async fn single_member_with(
     dir: &Path,
     store: StoreKind,
+    exec: ExecMode,
     superuser: &str,
     max_ops_per_entry: usize,
 ) -> Result<Member, FsError> {
     let members = BTreeMap::from([(1u64, "127.0.0.1:1".to_string())]);
     format_member(dir, &test_version(1, &members, superuser))?;
-    open_single_member(dir, store, max_ops_per_entry).await
+    open_single_member(dir, store, exec, max_ops_per_entry).await
 }
 
 /// Open (or reopen, after a shutdown) the single-member nameservice
 /// formatted in `dir`, and wait until it serves calls.
-pub async fn open_single_member(dir: &Path, store: StoreKind, max_ops_per_entry: usize) -> Result<Member, FsError> {
+pub async fn open_single_member(
+    dir: &Path,
+    store: StoreKind,
+    exec: ExecMode,
+    max_ops_per_entry: usize,
+) -> Result<Member, FsError> {
     let cfg = MemberConfig {
         dir: dir.to_path_buf(),
         member_id: 1,
@@ -80,6 +95,7 @@ pub async fn open_single_member(dir: &Path, store: StoreKind, max_ops_per_entry:
         timings: fast_timings(),
         expect_cluster_id: None,
         max_ops_per_entry,
+        exec,
         health: crate::server::health::HealthConfig::default(),
         blocks: crate::blocks::BlockManagerConfig::default(),
         lease_hard_limit_ms: crate::server::DEFAULT_LEASE_HARD_LIMIT_MS,

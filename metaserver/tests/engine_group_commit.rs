@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use raftfs_metaserver::namespace::Engine;
+use raftfs_metaserver::exec::{Engine, ExecMode};
 use raftfs_metaserver::store::{MemStore, RocksStore, RocksStoreOptions, Store};
 use raftfs_metaserver::testkit::test_format_info;
 use raftfs_proto::{CallCtx, FsError, Op, OpResult, Permission};
@@ -32,8 +32,8 @@ fn create(path: String) -> Op {
     }
 }
 
-fn check<S: Store>(store: S) {
-    let e = Arc::new(Engine::open(store, &test_format_info("hdfs", 0)).unwrap());
+fn check<S: Store>(store: S, mode: ExecMode) {
+    let e = Arc::new(Engine::open(store, &test_format_info("hdfs", 0), mode).unwrap());
     let handles: Vec<_> = (0..THREADS)
         .map(|w| {
             let e = e.clone();
@@ -74,7 +74,14 @@ fn check<S: Store>(store: S) {
         }
     }
     let (batches, writes) = e.batch_stats();
-    assert_eq!(writes, THREADS as u64 * FILES_PER_THREAD * 3, "every write ran once");
+    // Apply mode commits every write, refused ones included (as a log
+    // entry carries them); leader mode answers a refused plan at once.
+    let refused = (THREADS as u64 - 1) * FILES_PER_THREAD;
+    let committed = match mode {
+        ExecMode::Apply => THREADS as u64 * FILES_PER_THREAD * 3,
+        ExecMode::Leader => THREADS as u64 * FILES_PER_THREAD * 3 - refused,
+    };
+    assert_eq!(writes, committed, "every write ran once ({mode})");
     assert!(batches >= 1 && batches <= writes);
     // A retried call is answered from the retry table, whichever batch ran it.
     assert_eq!(
@@ -86,13 +93,19 @@ fn check<S: Store>(store: S) {
 
 #[test]
 fn concurrent_writers_share_commits_memory() {
-    check(MemStore::new());
+    check(MemStore::new(), ExecMode::Apply);
+    check(MemStore::new(), ExecMode::Leader);
 }
 
 #[test]
 fn concurrent_writers_share_commits_rocksdb() {
-    let dir = tempfile::tempdir().unwrap();
-    check(RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap());
+    for mode in [ExecMode::Apply, ExecMode::Leader] {
+        let dir = tempfile::tempdir().unwrap();
+        check(
+            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
+            mode,
+        );
+    }
 }
 
 /// The thread that held the writer lock last gets it first; the others wait
@@ -100,7 +113,13 @@ fn concurrent_writers_share_commits_rocksdb() {
 /// others must still get their writes done, in their own time.
 #[test]
 fn writes_go_on_when_the_last_holder_has_gone() {
-    let e = Arc::new(Engine::open(MemStore::new(), &test_format_info("hdfs", 0)).unwrap());
+    for mode in [ExecMode::Apply, ExecMode::Leader] {
+        writes_go_on_in(mode);
+    }
+}
+
+fn writes_go_on_in(mode: ExecMode) {
+    let e = Arc::new(Engine::open(MemStore::new(), &test_format_info("hdfs", 0), mode).unwrap());
     let first = e.clone();
     std::thread::spawn(move || {
         let r = first.execute(&ctx(0, 1), &create("/gone".into()), 1_000);

@@ -3,8 +3,9 @@
 //! derived block and lease tables, leases' soft limit, lease recovery, and
 //! space quota charges of blocks being written.
 
+use raftfs_metaserver::exec::{Engine, ExecMode};
 use raftfs_metaserver::namespace::data::RECOVERY_HOLDER;
-use raftfs_metaserver::namespace::{Engine, FIRST_BLOCK_ID, FIRST_GEN_STAMP};
+use raftfs_metaserver::namespace::{FIRST_BLOCK_ID, FIRST_GEN_STAMP};
 use raftfs_metaserver::store::{BlockRecord, MemStore, RocksStore, RocksStoreOptions, Store};
 use raftfs_metaserver::testkit::test_format_info;
 use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
@@ -27,10 +28,10 @@ fn ctx(client: &str, call: u64) -> CallCtx {
 }
 
 impl<S: Store> T<S> {
-    fn new(store: S) -> T<S> {
+    fn new(store: S, mode: ExecMode) -> T<S> {
         let info = test_format_info("hdfs", 1_000);
         T {
-            e: Engine::open(store, &info).unwrap(),
+            e: Engine::open(store, &info, mode).unwrap(),
             t: 1_000,
             call: 0,
         }
@@ -232,15 +233,19 @@ fn lifecycle<S: Store>(mut t: T<S>) {
 
 #[test]
 fn lifecycle_memory() {
-    lifecycle(T::new(MemStore::new()));
+    lifecycle(T::new(MemStore::new(), ExecMode::Apply));
+    lifecycle(T::new(MemStore::new(), ExecMode::Leader));
 }
 
 #[test]
 fn lifecycle_rocksdb() {
-    let dir = tempfile::tempdir().unwrap();
-    lifecycle(T::new(
-        RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
-    ));
+    for mode in [ExecMode::Apply, ExecMode::Leader] {
+        let dir = tempfile::tempdir().unwrap();
+        lifecycle(T::new(
+            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
+            mode,
+        ));
+    }
 }
 
 fn soft_limit_and_quota<S: Store>(mut t: T<S>) {
@@ -335,13 +340,17 @@ fn soft_limit_and_quota<S: Store>(mut t: T<S>) {
 
 #[test]
 fn soft_limit_and_quota_memory() {
-    soft_limit_and_quota(T::new(MemStore::new()));
+    soft_limit_and_quota(T::new(MemStore::new(), ExecMode::Apply));
+    soft_limit_and_quota(T::new(MemStore::new(), ExecMode::Leader));
 }
 
 #[test]
 fn soft_limit_and_quota_rocksdb() {
-    let dir = tempfile::tempdir().unwrap();
-    soft_limit_and_quota(T::new(
-        RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
-    ));
+    for mode in [ExecMode::Apply, ExecMode::Leader] {
+        let dir = tempfile::tempdir().unwrap();
+        soft_limit_and_quota(T::new(
+            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
+            mode,
+        ));
+    }
 }

@@ -3,8 +3,9 @@
 //! entry, and the result does not depend on how entries were batched. The
 //! table holds at most a bound of records, dropping the oldest past it.
 
+use raftfs_metaserver::exec::{Engine, ExecMode};
 use raftfs_metaserver::namespace::{
-    execute_write, expire_retry, expire_retry_bounded, format_batch, retry_records, Engine, NsConfig, Overlay,
+    execute_write, expire_retry, expire_retry_bounded, format_batch, retry_records, NsConfig, Overlay,
     MAX_RETRY_EXPIRIES_PER_ENTRY, RETRY_CACHE_EXPIRY_MS,
 };
 use raftfs_metaserver::store::{MemStore, ReadView, RocksStore, RocksStoreOptions, Store};
@@ -41,8 +42,8 @@ fn seed_mkdirs(s: &MemStore, n: u64, start_ms: i64) {
     s.commit(b).unwrap();
 }
 
-fn check_engine<S: Store>(store: S) {
-    let e = Engine::open(store, &test_format_info("hdfs", 0)).unwrap();
+fn check_engine<S: Store>(store: S, mode: ExecMode) {
+    let e = Engine::open(store, &test_format_info("hdfs", 0), mode).unwrap();
     let create = Op::Create {
         path: "/f".into(),
         permission: raftfs_proto::Permission(0o644),
@@ -81,13 +82,19 @@ fn check_engine<S: Store>(store: S) {
 
 #[test]
 fn engine_expires_retry_records_memory() {
-    check_engine(MemStore::new());
+    check_engine(MemStore::new(), ExecMode::Apply);
+    check_engine(MemStore::new(), ExecMode::Leader);
 }
 
 #[test]
 fn engine_expires_retry_records_rocksdb() {
-    let dir = tempfile::tempdir().unwrap();
-    check_engine(RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap());
+    for mode in [ExecMode::Apply, ExecMode::Leader] {
+        let dir = tempfile::tempdir().unwrap();
+        check_engine(
+            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
+            mode,
+        );
+    }
 }
 
 /// A retried attribute change is answered from the table, not re-run: re-run
@@ -95,7 +102,13 @@ fn engine_expires_retry_records_rocksdb() {
 /// change that was made (found by the fault harness's checker).
 #[test]
 fn retried_attribute_changes_answer_their_first_result() {
-    let e = Engine::open(MemStore::new(), &test_format_info("hdfs", 0)).unwrap();
+    for mode in [ExecMode::Apply, ExecMode::Leader] {
+        retried_attribute_changes_in(mode);
+    }
+}
+
+fn retried_attribute_changes_in(mode: ExecMode) {
+    let e = Engine::open(MemStore::new(), &test_format_info("hdfs", 0), mode).unwrap();
     e.execute(&ctx(1), &mkdir(7), 1_000).unwrap();
     let chmod = Op::SetPermission {
         path: "/d7".into(),
@@ -213,7 +226,7 @@ fn check_bound<S: Store>(s: S) {
         let mut o: Overlay<'_, dyn ReadView + '_> = Overlay::new(&*view);
         assert_eq!(expire_retry_bounded(&mut o, now, 100).unwrap(), 0);
     }
-    let e = Engine::open(s, &test_format_info("hdfs", 0)).unwrap();
+    let e = Engine::open(s, &test_format_info("hdfs", 0), ExecMode::Leader).unwrap();
     assert!(
         matches!(e.execute(&ctx(1), &create(0), now), Err(FsError::FileAlreadyExists(_))),
         "a call whose record was dropped runs again"
@@ -267,4 +280,55 @@ fn the_bound_does_not_depend_on_batching() {
     assert_eq!(a.export().unwrap(), b.export().unwrap());
     assert_eq!(retry_records(&a).unwrap(), 100);
     assert_eq!(a.retry_older_than(i64::MAX, 100_000).unwrap().len(), 100);
+}
+
+/// A call re-run after its record left the retry window, before any entry
+/// expired it (in `--exec leader` a refused write makes no entry, so this
+/// happens): the record is overwritten, the table still counts one record
+/// and indexes it once, by its new time, and a later expiry drops it.
+fn check_rerun_overwrites<S: Store>(s: S) {
+    let cfg = NsConfig::from(&test_format_info("hdfs", 0));
+    s.commit(format_batch(&test_format_info("hdfs", 0))).unwrap();
+    let commit = |s: &S, t: i64, op: &Op, expire: bool| {
+        let view = s.view();
+        let mut o: Overlay<'_, dyn ReadView + '_> = Overlay::new(&*view);
+        let r = execute_write(&cfg, &mut o, &ctx(1), op, t);
+        if expire {
+            expire_retry(&mut o, t).unwrap();
+        }
+        let b = o.into_batch();
+        drop(view);
+        s.commit(b).unwrap();
+        r
+    };
+    assert_eq!(commit(&s, 1_000, &mkdir(1), false), Ok(OpResult::Bool(true)));
+    let later = 1_000 + RETRY_CACHE_EXPIRY_MS + 5;
+    // Past the window the same call runs again (mkdirs of an existing
+    // directory: true again), over its old record.
+    assert_eq!(commit(&s, later, &mkdir(1), false), Ok(OpResult::Bool(true)));
+    assert_eq!(retry_records(&s).unwrap(), 1, "one record, counted once");
+    assert_eq!(s.retry(&("cl".into(), 1)).unwrap().map(|r| r.time_ms), Some(later));
+    assert_eq!(
+        s.retry_older_than(i64::MAX, 10).unwrap(),
+        vec![(later, ("cl".to_string(), 1))],
+        "indexed once, by its new time"
+    );
+    // Expiry at the old record's deadline takes nothing; at the new one's, the record.
+    commit(&s, later + 1, &Op::RenewLease, true).unwrap();
+    assert_eq!(retry_records(&s).unwrap(), 1);
+    commit(&s, later + RETRY_CACHE_EXPIRY_MS + 1, &Op::RenewLease, true).unwrap();
+    assert_eq!(retry_records(&s).unwrap(), 0);
+    assert_eq!(s.retry(&("cl".into(), 1)).unwrap(), None);
+    assert!(s.retry_older_than(i64::MAX, 10).unwrap().is_empty());
+}
+
+#[test]
+fn a_rerun_past_the_window_overwrites_its_record_memory() {
+    check_rerun_overwrites(MemStore::new());
+}
+
+#[test]
+fn a_rerun_past_the_window_overwrites_its_record_rocksdb() {
+    let dir = tempfile::tempdir().unwrap();
+    check_rerun_overwrites(RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap());
 }

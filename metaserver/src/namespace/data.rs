@@ -55,21 +55,26 @@ fn file_mut(inode: &mut Inode) -> (&mut Vec<Block>, &mut u64) {
 }
 
 impl<V: ReadView + ?Sized> Planner<'_, V> {
+    /// A new block id (on the leader, gone even if the plan then fails:
+    /// allocate after every check).
     pub(crate) fn alloc_block_id(&mut self) -> Result<u64, FsError> {
-        let id = match self.next_block {
-            Some(n) => n,
-            None => read_counter(self.view, META_NEXT_BLOCK_ID)?,
+        let id = match (self.leader, self.next_block) {
+            (Some(env), _) => env.ids.block_id(),
+            (None, Some(n)) => n,
+            (None, None) => read_counter(self.view, META_NEXT_BLOCK_ID)?,
         };
-        self.next_block = Some(id + 1);
+        self.next_block = Some(self.next_block.map_or(id + 1, |n| n.max(id + 1)));
         Ok(id)
     }
 
+    /// A new generation stamp (as [`Planner::alloc_block_id`]).
     pub(crate) fn alloc_gen_stamp(&mut self) -> Result<u64, FsError> {
-        let gs = match self.next_gen_stamp {
-            Some(n) => n,
-            None => read_counter(self.view, META_NEXT_GEN_STAMP)?,
+        let gs = match (self.leader, self.next_gen_stamp) {
+            (Some(env), _) => env.ids.gen_stamp(),
+            (None, Some(n)) => n,
+            (None, None) => read_counter(self.view, META_NEXT_GEN_STAMP)?,
         };
-        self.next_gen_stamp = Some(gs + 1);
+        self.next_gen_stamp = Some(self.next_gen_stamp.map_or(gs + 1, |n| n.max(gs + 1)));
         Ok(gs)
     }
 
@@ -162,13 +167,18 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
             )));
         }
         let offset = *length;
+        // The quota check first: ids are allocated only for a plan that passes.
+        blocks.push(Block {
+            id: 0,
+            gen_stamp: 0,
+            num_bytes: 0,
+        });
+        self.charge_file(&r, &t, &new)?;
         let block = Block {
             id: self.alloc_block_id()?,
             gen_stamp: self.alloc_gen_stamp()?,
             num_bytes: 0,
         };
-        blocks.push(block);
-        self.charge_file(&r, &t, &new)?;
         self.muts.push(Mutation::AddBlock { id: t.id, block });
         Ok(OpResult::Located(LocatedBlock {
             block,

@@ -11,9 +11,10 @@
 //! error ([`FsError::Storage`]) is the one non-deterministic outcome; callers
 //! on the apply path treat it as fatal.
 
+pub mod apply;
+pub mod command;
 pub mod data;
 pub mod delta;
-mod engine;
 pub mod overlay;
 pub mod permission;
 pub mod plan;
@@ -26,16 +27,17 @@ use serde::{Deserialize, Serialize};
 use raftfs_proto::limits::{MAX_GROUPS_PER_CALLER, MAX_PRINCIPAL_LEN_BYTES};
 use raftfs_proto::{codec, CallCtx, FsError, Op, OpResult, Permission};
 
+pub use apply::{Applier, META_LAST_TIME};
+pub use command::{Command, PlannedWrite};
 pub use delta::{Delta, Mutation};
-pub use engine::{Engine, MAX_OPS_PER_ENGINE_BATCH};
 pub use overlay::{
     Overlay, FIRST_BLOCK_ID, FIRST_GEN_STAMP, META_NEXT_BLOCK_ID, META_NEXT_GEN_STAMP, META_NEXT_INODE_ID,
 };
-pub use plan::plan;
+pub use plan::{plan, plan_on_leader, IdSource, LeaderEnv, PendingUsage, MAX_LEADER_WRITES_IN_FLIGHT};
 pub use read::read;
 
 use crate::inode::{Inode, InodeId, FIRST_ALLOCATED_ID, ROOT_ID};
-use crate::store::{ReadView, RetryRecord, StoreError, WriteBatch};
+use crate::store::{ReadView, RetryKey, RetryRecord, StoreError, WriteBatch};
 
 /// Meta key holding the bincode of [`FormatInfo`].
 pub const META_FORMAT: &str = "format";
@@ -249,19 +251,48 @@ pub fn execute_write<V: ReadView + ?Sized>(
     let cached = is_cached_in_retry_table(op);
     let key = (ctx.client_id.clone(), ctx.call_id);
     if cached {
-        if let Some(rec) = overlay.retry(&key)? {
+        if let Some(rec) = live_retry(overlay, &key, time_ms)? {
             return codec::decode(&rec.result, "retry record");
         }
     }
     let delta = plan(cfg, overlay, ctx, op, time_ms)?;
     overlay.stage(&delta.mutations, time_ms)?;
     if cached {
-        let result = codec::encode(&delta.result).map_err(|e| FsError::Internal(e.to_string()))?;
-        overlay.put_retry(key, RetryRecord { time_ms, result });
+        record_retry(overlay, key, time_ms, &delta.result)?;
+    }
+    Ok(delta.result)
+}
+
+/// The retry record of call `key` if it is still inside the retry window at
+/// log time `now_ms`. Expiry drops records once per log entry, and in
+/// `--exec leader` a failed write makes no entry, so a record past the
+/// window may or may not have been dropped yet: it counts as gone either
+/// way, and both modes answer a late retry alike.
+pub fn live_retry<V: ReadView + ?Sized>(
+    view: &V,
+    key: &RetryKey,
+    now_ms: i64,
+) -> Result<Option<RetryRecord>, StoreError> {
+    Ok(view
+        .retry(key)?
+        .filter(|r| r.time_ms >= now_ms.saturating_sub(RETRY_CACHE_EXPIRY_MS)))
+}
+
+/// Keep `result` as the first result of call `key`, applied at log time `time_ms`.
+pub(crate) fn record_retry<V: ReadView + ?Sized>(
+    overlay: &mut Overlay<'_, V>,
+    key: RetryKey,
+    time_ms: i64,
+    result: &OpResult,
+) -> Result<(), FsError> {
+    let result = codec::encode(result).map_err(|e| FsError::Internal(e.to_string()))?;
+    // A call re-run after its record left the window (but before expiry
+    // dropped it) overwrites it: the table holds no more records than before.
+    if !overlay.put_retry(key, RetryRecord { time_ms, result })? {
         let n = retry_records(overlay)?;
         set_retry_records(overlay, n + 1);
     }
-    Ok(delta.result)
+    Ok(())
 }
 
 /// How many records the retry table holds (see [`META_RETRY_RECORDS`]).

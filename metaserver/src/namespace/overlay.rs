@@ -79,15 +79,40 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
         &mut self.batch
     }
 
-    pub fn put_retry(&mut self, key: RetryKey, record: RetryRecord) {
+    /// Put call `key`'s record; whether the key had one already (committed
+    /// or staged), which the caller's record count needs.
+    pub fn put_retry(&mut self, key: RetryKey, record: RetryRecord) -> Result<bool, StoreError> {
         self.min_retry_put_ms = self.min_retry_put_ms.min(record.time_ms);
-        self.batch.retry.insert(key, RetryWrite::Put(record));
+        let (existed, replaces) = match self.batch.retry.get(&key) {
+            Some(RetryWrite::Put { replaces, .. }) => (true, *replaces),
+            // The committed record went in this batch; its time-index row
+            // must still go when the put takes the delete's place.
+            Some(RetryWrite::Delete { time_ms }) => (false, Some(*time_ms)),
+            None => {
+                let base = self.base.retry(&key)?.map(|r| r.time_ms);
+                if base.is_some() {
+                    self.retry_shadowed += 1;
+                }
+                (base.is_some(), base)
+            }
+        };
+        self.batch.retry.insert(key, RetryWrite::Put { record, replaces });
+        Ok(existed)
     }
 
+    /// Delete call `key`'s record, which was applied at `time_ms`.
     pub fn delete_retry(&mut self, key: RetryKey, time_ms: i64) {
+        // A record put in this batch over a committed one: the committed
+        // one is what the store holds and must drop.
+        let time_ms = match self.batch.retry.get(&key) {
+            Some(RetryWrite::Put {
+                replaces: Some(old), ..
+            }) => *old,
+            _ => time_ms,
+        };
         if !matches!(
             self.batch.retry.insert(key, RetryWrite::Delete { time_ms }),
-            Some(RetryWrite::Delete { .. })
+            Some(RetryWrite::Delete { .. } | RetryWrite::Put { replaces: Some(_), .. })
         ) {
             self.retry_shadowed += 1;
         }
@@ -551,7 +576,7 @@ impl<V: ReadView + ?Sized> ReadView for Overlay<'_, V> {
 
     fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
         match self.batch.retry.get(key) {
-            Some(RetryWrite::Put(r)) => Ok(Some(r.clone())),
+            Some(RetryWrite::Put { record, .. }) => Ok(Some(record.clone())),
             Some(RetryWrite::Delete { .. }) => Ok(None),
             None => self.base.retry(key),
         }
@@ -570,7 +595,7 @@ impl<V: ReadView + ?Sized> ReadView for Overlay<'_, V> {
             .collect();
         if self.min_retry_put_ms < before_ms {
             for (k, w) in &self.batch.retry {
-                if let RetryWrite::Put(r) = w {
+                if let RetryWrite::Put { record: r, .. } = w {
                     if r.time_ms < before_ms {
                         out.push((r.time_ms, k.clone()));
                     }

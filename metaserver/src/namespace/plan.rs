@@ -25,6 +25,8 @@ pub(crate) const SUBTREE_PAGE_ENTRIES: usize = 1024;
 
 pub(crate) struct Planner<'a, V: ReadView + ?Sized> {
     pub(crate) view: &'a V,
+    /// Set when planning on the leader (`--exec leader`).
+    pub(crate) leader: Option<&'a LeaderEnv<'a>>,
     pub(crate) caller: Caller<'a>,
     pub(crate) ctx: &'a CallCtx,
     pub(crate) time: i64,
@@ -34,7 +36,46 @@ pub(crate) struct Planner<'a, V: ReadView + ?Sized> {
     pub(crate) next_gen_stamp: Option<u64>,
 }
 
-/// Plan `op` for `ctx` at log time `time_ms`.
+/// What a plan made on the leader (`--exec leader`) uses instead of the
+/// view's committed state: writes planned and not yet applied have taken
+/// ids and quota that the view does not show yet.
+pub struct LeaderEnv<'a> {
+    /// Inode ids, block ids and generation stamps (never handed out twice).
+    pub ids: &'a dyn IdSource,
+    /// Quota usage of directories that writes in flight have charged.
+    pub usage: &'a dyn PendingUsage,
+    /// Whether this operation holds directory `id`'s inode lock in WRITE,
+    /// so no other write below it is in flight.
+    pub exclusive: &'a dyn Fn(InodeId) -> bool,
+    /// Set by a plan that needs a directory's inode lock in WRITE (its
+    /// child count is within [`MAX_LEADER_WRITES_IN_FLIGHT`] of the item
+    /// limit): the plan fails, and the caller locks again and re-plans.
+    pub escalate: std::cell::Cell<Option<InodeId>>,
+}
+
+/// The leader's counters, ahead of the committed ones by what writes in
+/// flight took.
+pub trait IdSource: Sync {
+    fn inode_id(&self) -> InodeId;
+    fn block_id(&self) -> u64;
+    fn gen_stamp(&self) -> u64;
+}
+
+/// Quota usage including writes planned and not yet applied.
+pub trait PendingUsage: Sync {
+    /// (names, bytes) used under directory `dir`, if writes in flight
+    /// charged it; `None` means the committed value is current.
+    fn usage(&self, dir: InodeId) -> Option<(u64, u64)>;
+}
+
+/// Most writes planned on the leader and not yet applied at once. A
+/// directory's child count can grow by at most one per such write, which
+/// is how close to [`MAX_DIRECTORY_ITEMS`] a plan may check a count it
+/// read under a READ lock.
+pub const MAX_LEADER_WRITES_IN_FLIGHT: usize = 4096;
+
+/// Plan `op` for `ctx` at log time `time_ms` against `view` (`--exec
+/// apply`: `view` holds every earlier write).
 pub fn plan<V: ReadView + ?Sized>(
     cfg: &NsConfig,
     view: &V,
@@ -42,8 +83,32 @@ pub fn plan<V: ReadView + ?Sized>(
     op: &Op,
     time_ms: i64,
 ) -> Result<Delta, FsError> {
+    plan_with(cfg, view, None, ctx, op, time_ms)
+}
+
+/// Plan `op` on the leader, under the locks of its paths (`--exec leader`).
+pub fn plan_on_leader<V: ReadView + ?Sized>(
+    cfg: &NsConfig,
+    view: &V,
+    env: &LeaderEnv<'_>,
+    ctx: &CallCtx,
+    op: &Op,
+    time_ms: i64,
+) -> Result<Delta, FsError> {
+    plan_with(cfg, view, Some(env), ctx, op, time_ms)
+}
+
+fn plan_with<V: ReadView + ?Sized>(
+    cfg: &NsConfig,
+    view: &V,
+    leader: Option<&LeaderEnv<'_>>,
+    ctx: &CallCtx,
+    op: &Op,
+    time_ms: i64,
+) -> Result<Delta, FsError> {
     let mut p = Planner {
         view,
+        leader,
         caller: Caller::new(ctx, &cfg.superuser, &cfg.supergroup),
         ctx,
         time: time_ms,
@@ -121,13 +186,23 @@ fn not_found(path: &FsPath) -> FsError {
 }
 
 impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
+    /// A new inode id. Plans allocate only once every check passed: on the
+    /// leader an id handed out is gone even if the plan then failed.
     fn alloc_id(&mut self) -> Result<InodeId, FsError> {
-        let id = match self.next_id {
-            Some(n) => n,
-            None => next_inode_id(self.view)?,
+        let id = match (self.leader, self.next_id) {
+            (Some(env), _) => env.ids.inode_id(),
+            (None, Some(n)) => n,
+            (None, None) => next_inode_id(self.view)?,
         };
-        self.next_id = Some(id + 1);
+        self.next_id = Some(self.next_id.map_or(id + 1, |n| n.max(id + 1)));
         Ok(id)
+    }
+
+    /// Quota usage of `dir` (which has a quota) as this plan must count it.
+    fn usage_of(&self, dir: &Inode, q: &crate::inode::Quota) -> (u64, u64) {
+        self.leader
+            .and_then(|env| env.usage.usage(dir.id))
+            .unwrap_or((q.ns_used, q.ds_used))
     }
 
     pub(crate) fn resolve(&self, raw: &str) -> Result<Resolved, FsError> {
@@ -158,8 +233,9 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
             if skip.contains(&inode.id) {
                 continue;
             }
+            let (ns_used, ds_used) = self.usage_of(inode, q);
             if let Some(limit) = q.ns_quota {
-                let after = q.ns_used as i64 + ns;
+                let after = ns_used as i64 + ns;
                 if ns > 0 && after > limit as i64 {
                     return Err(FsError::NSQuotaExceeded(format!(
                         "The NameSpace quota (directories and files) of directory {} is exceeded: quota={limit} file count={after}",
@@ -168,7 +244,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
                 }
             }
             if let Some(limit) = q.ds_quota {
-                let after = q.ds_used as i64 + ds;
+                let after = ds_used as i64 + ds;
                 if ds > 0 && after > limit as i64 {
                     return Err(FsError::DSQuotaExceeded(format!(
                         "The DiskSpace quota of {} is exceeded: quota = {limit} B but diskspace consumed = {after} B",
@@ -194,6 +270,19 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
 
     fn check_dir_items(&self, r: &Resolved, i: usize) -> Result<(), FsError> {
         let dir = &r.inodes[i];
+        if let Some(env) = self.leader {
+            // Writes in flight below this directory may each add a child the
+            // count does not show yet; near the limit, only a count read
+            // with no write in flight is exact.
+            let near = dir.children() as usize + MAX_LEADER_WRITES_IN_FLIGHT >= MAX_DIRECTORY_ITEMS as usize;
+            if near && !(env.exclusive)(dir.id) {
+                env.escalate.set(Some(dir.id));
+                return Err(FsError::Unavailable(format!(
+                    "directory {} is near its item limit: planning again under its write lock",
+                    r.text_at(i)
+                )));
+            }
+        }
         if dir.children() >= MAX_DIRECTORY_ITEMS {
             return Err(FsError::NSQuotaExceeded(format!(
                 "The directory item limit of {} is exceeded: limit={MAX_DIRECTORY_ITEMS} items={}",

@@ -2,13 +2,13 @@
 //!
 //! * [`TypeConfig`]: one leader per term (`leader_id_std`), so the term is
 //!   the fencing epoch.
-//! * [`Command`]: what a log entry carries: the namespace's birth
-//!   ([`Command::Format`]) or a batch of client ops stamped with the leader's
-//!   clock. Apply never reads a clock: time comes from the entry.
+//! * [`Command`]: what a log entry carries, defined by the namespace
+//!   (the namespace's birth, client ops, or writes the leader planned).
+//!   Apply never reads a clock: time comes from the entry.
 //! * [`LogStore`]: the Raft log and vote in RocksDB, fsynced before openraft
 //!   is told an append is durable.
-//! * [`NsStateMachine`]: the thin adapter that applies commands through the
-//!   namespace engine.
+//! * [`NsStateMachine`]: the thin adapter that hands committed commands to
+//!   the namespace's `Applier` and commits what it staged.
 //! * [`network`]: tonic client and server for Raft RPCs.
 
 pub mod log_store;
@@ -17,37 +17,17 @@ pub mod snapshot;
 pub mod snapshot_stream;
 pub mod state_machine;
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
-use raftfs_proto::{CallCtx, FsError, Op, OpResult};
+use raftfs_proto::{FsError, OpResult};
 
 pub use log_store::LogStore;
 pub use state_machine::NsStateMachine;
 
-use crate::namespace::FormatInfo;
+/// A log entry's payload: the namespace's (see [`crate::namespace::command`]).
+pub use crate::namespace::Command;
 
-/// A Raft log entry's payload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Command {
-    /// Create the root and the counters; a no-op on a formatted namespace.
-    Format(FormatInfo),
-    /// Client operations, applied in order; `time_ms` is the leader's clock
-    /// when it proposed them (apply keeps log time monotonic).
-    Ops { time_ms: i64, ops: Vec<(CallCtx, Op)> },
-}
-
-impl fmt::Display for Command {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Command::Format(i) => write!(f, "format({})", i.nameservice),
-            Command::Ops { time_ms, ops } => write!(f, "ops(n={}, t={time_ms})", ops.len()),
-        }
-    }
-}
-
-/// One result per op of a [`Command::Ops`]; one `Ok(Unit)` for a format.
+/// One result per write of the entry's [`Command`]; one `Ok(Unit)` for a format.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CommandResponse {
     pub results: Vec<Result<OpResult, FsError>>,

@@ -1,5 +1,5 @@
 //! The openraft state machine: a thin adapter between committed log entries
-//! and the namespace engine (DESIGN.md §4, `--exec apply`).
+//! and the namespace's [`Applier`] (DESIGN.md §4), in either execution mode.
 //!
 //! One `apply` call (a run of committed entries) becomes one store
 //! [`WriteBatch`](crate::store::WriteBatch) per [`MAX_OPS_PER_APPLY_BATCH`]
@@ -8,11 +8,11 @@
 //! responders are answered only after the batch holding their entry is
 //! committed.
 //!
-//! Determinism: time comes from the entry (kept monotonic across leaders by
-//! taking the max with the last applied time), ids from the replicated
-//! counter. A deterministic failure (an op's `FsError`) is that op's answer
-//! on every replica; a store error is not deterministic and stops the member
-//! (openraft treats the returned `io::Error` as fatal).
+//! Determinism is the applier's (time from the entry, kept monotonic; ids
+//! from replicated counters or from the entry): a deterministic failure (an
+//! op's `FsError`, a failed guard) is that write's answer on every replica;
+//! a store error is not deterministic and stops the member (openraft treats
+//! the returned `io::Error` as fatal).
 
 use std::io;
 use std::path::Path;
@@ -24,20 +24,16 @@ use openraft::{EntryPayload, OptionalSend};
 use parking_lot::RwLock;
 use tokio::sync::watch;
 
-use raftfs_proto::{FsError, OpResult};
-
 use super::snapshot::{SnapshotDir, Snapshots};
-use super::{Command, CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
+use super::{CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::blocks::BlockManager;
 use crate::namespace::{
-    execute_write, expire_retry, format_batch, format_info, read_counter, FormatInfo, NsConfig, Overlay,
-    META_DECOMMISSION, META_NEXT_BLOCK_ID,
+    format_info, read_counter, Applier, FormatInfo, NsConfig, Overlay, META_DECOMMISSION, META_NEXT_BLOCK_ID,
 };
 use crate::store::{ReadView, Store, StoreError};
 
 pub const META_APPLIED: &str = "raft_applied";
 pub const META_MEMBERSHIP: &str = "raft_membership";
-pub const META_LAST_TIME: &str = "last_time_ms";
 /// Ops after which a run of committed entries is committed as one store
 /// batch and the next entries go into another (an entry is never split).
 pub const MAX_OPS_PER_APPLY_BATCH: usize = 1024;
@@ -159,40 +155,28 @@ impl NsStateMachine {
         };
         let store = self.shared.store.clone();
         let mut answers = Vec::with_capacity(items.len());
-        let mut formatted = false;
-        let batch = {
+        let (batch, formatted) = {
             let view = store.view();
             let mut overlay: Overlay<'_, dyn ReadView + '_> = Overlay::new(&*view);
-            let mut cfg = self.shared.config();
-            let mut last_time: i64 = match overlay.meta(META_LAST_TIME).map_err(io_err)? {
-                Some(raw) => i64::from_le_bytes(
-                    raw.as_slice()
-                        .try_into()
-                        .map_err(|_| io::Error::other("last_time_ms is not 8 bytes"))?,
-                ),
-                None => 0,
-            };
+            let mut applier = Applier::new(&overlay, self.shared.config()).map_err(io_err)?;
             let mut membership: Option<StoredMembership> = None;
             for (entry, responder) in items {
-                let response = match entry.payload {
-                    EntryPayload::Blank => CommandResponse::default(),
-                    EntryPayload::Normal(cmd) => {
-                        formatted |= matches!(cmd, Command::Format(_));
-                        self.apply_command(&mut overlay, &mut cfg, &mut last_time, cmd)?
-                    }
+                let results = match &entry.payload {
+                    EntryPayload::Blank => Vec::new(),
+                    EntryPayload::Normal(cmd) => applier.apply(&mut overlay, cmd).map_err(io_err)?,
                     EntryPayload::Membership(m) => {
-                        membership = Some(StoredMembership::new(Some(entry.log_id), m));
-                        CommandResponse::default()
+                        membership = Some(StoredMembership::new(Some(entry.log_id), m.clone()));
+                        Vec::new()
                     }
                 };
-                answers.push((responder, response));
+                answers.push((responder, CommandResponse { results }));
             }
+            applier.finish(&mut overlay);
             overlay.put_meta(META_APPLIED, bincode::serialize(&applied).expect("serialize log id"));
             if let Some(m) = &membership {
                 overlay.put_meta(META_MEMBERSHIP, bincode::serialize(m).expect("serialize membership"));
             }
-            overlay.put_meta(META_LAST_TIME, last_time.to_le_bytes().to_vec());
-            overlay.into_batch()
+            (overlay.into_batch(), applier.formatted())
         };
         let block_changes = batch.blocks.clone();
         let next_block = batch
@@ -223,47 +207,6 @@ impl NsStateMachine {
         }
         Ok(())
     }
-
-    fn apply_command(
-        &self,
-        overlay: &mut Overlay<'_, dyn ReadView + '_>,
-        cfg: &mut Option<NsConfig>,
-        last_time: &mut i64,
-        cmd: Command,
-    ) -> io::Result<CommandResponse> {
-        match cmd {
-            Command::Format(info) => {
-                if format_info(overlay).map_err(io_err)?.is_none() {
-                    let b = format_batch(&info);
-                    let target = overlay.batch_mut();
-                    target.inodes.extend(b.inodes);
-                    target.meta.extend(b.meta);
-                    *cfg = Some(NsConfig::from(&info));
-                    *last_time = (*last_time).max(info.time_ms);
-                }
-                Ok(CommandResponse {
-                    results: vec![Ok(OpResult::Unit)],
-                })
-            }
-            Command::Ops { time_ms, ops } => {
-                let time = (*last_time).max(time_ms);
-                *last_time = time;
-                let mut results = Vec::with_capacity(ops.len());
-                for (ctx, op) in ops {
-                    let r = match cfg {
-                        None => Err(FsError::Unavailable("the namespace is not formatted yet".into())),
-                        Some(c) => execute_write(c, overlay, &ctx, &op, time),
-                    };
-                    if let Err(FsError::Storage(e)) = &r {
-                        return Err(io::Error::other(format!("apply {}: {e}", op.name())));
-                    }
-                    results.push(r);
-                }
-                expire_retry(overlay, time).map_err(io_err)?;
-                Ok(CommandResponse { results })
-            }
-        }
-    }
 }
 
 impl RaftStateMachine<TypeConfig> for NsStateMachine {
@@ -293,7 +236,7 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
         while let Some(item) = entries.next().await {
             let item = item?;
             chunk_ops += match &item.0.payload {
-                EntryPayload::Normal(Command::Ops { ops, .. }) => ops.len().max(1),
+                EntryPayload::Normal(cmd) => cmd.write_count(),
                 _ => 1,
             };
             chunk.push(item);

@@ -18,7 +18,8 @@ use openraft::{BasicNode, ChangeMembers, ServerState};
 use raftfs_proto::admin::{FsckBlock, FsckFile, FsckReplica, FsckReport, TRANSFER_LEADER_TIMEOUT_MS};
 use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, LeaderHint, SafeModeAction};
 
-use super::member::{write_error, Member};
+use super::member::Member;
+use super::proposer::write_error;
 use crate::namespace::check_ctx;
 
 /// Most files one fsck page reports.

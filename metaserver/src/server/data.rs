@@ -17,9 +17,9 @@ use openraft::ServerState;
 
 use raftfs_proto::{Block, CallCtx, FsError, LocatedBlocks, Op, OpResult};
 
-use super::batcher::Batcher;
 use super::member::now_ms;
 use crate::blocks::BlockManager;
+use crate::exec::pipeline::WritePipeline;
 use crate::namespace::data::RECOVERY_HOLDER;
 use crate::raft::state_machine::SmShared;
 use crate::raft::Raft;
@@ -41,7 +41,7 @@ const MAX_LEASES_PER_CHECK: usize = 10_000;
 #[derive(Clone)]
 pub(crate) struct DataPath {
     pub raft: Raft,
-    pub batcher: Batcher,
+    pub writes: Arc<WritePipeline>,
     pub blocks: Arc<BlockManager>,
     pub shared: Arc<SmShared>,
     /// The client id of this member's own calls, and their call ids.
@@ -86,7 +86,7 @@ impl DataPath {
     pub async fn write(&self, ctx: CallCtx, op: Op, client_host: &str) -> Result<OpResult, FsError> {
         if !self.is_leader() {
             // The log answers NotLeader with a hint; nothing to prepare here.
-            return self.batcher.write(ctx, op).await;
+            return self.writes.write(ctx, op).await;
         }
         if self.blocks.in_safemode() {
             let s = self.blocks.safemode_status();
@@ -114,7 +114,7 @@ impl DataPath {
                     &[],
                     status.block_size,
                 )?;
-                let mut r = self.batcher.write(ctx, op).await?;
+                let mut r = self.writes.write(ctx, op).await?;
                 if let OpResult::Located(lb) = &mut r {
                     lb.locations = targets;
                 }
@@ -128,15 +128,15 @@ impl DataPath {
                 {
                     return Ok(OpResult::Bool(false));
                 }
-                self.batcher.write(ctx, op).await
+                self.writes.write(ctx, op).await
             }
             Op::RecoverLease { .. } => {
-                let r = self.batcher.write(ctx, op).await?;
+                let r = self.writes.write(ctx, op).await?;
                 self.after_recover_lease(r).await
             }
             Op::Create { path, .. } | Op::Append { path } => {
                 let path = path.clone();
-                let r = self.batcher.write(ctx, op).await;
+                let r = self.writes.write(ctx, op).await;
                 match r {
                     Err(FsError::RecoveryInProgress(m)) => {
                         self.recover_if_needed(&path).await;
@@ -152,7 +152,7 @@ impl DataPath {
                     other => other,
                 }
             }
-            _ => self.batcher.write(ctx, op).await,
+            _ => self.writes.write(ctx, op).await,
         }
     }
 
@@ -248,7 +248,7 @@ impl DataPath {
             new_length: 0,
             nodes: vec![],
         };
-        self.batcher.write(self.system_ctx(), op).await?;
+        self.writes.write(self.system_ctx(), op).await?;
         Ok(OpResult::Bool(true))
     }
 
@@ -262,7 +262,7 @@ impl DataPath {
         match holder {
             Ok(Some(h)) if h != RECOVERY_HOLDER => {
                 let op = Op::RecoverLease { path: path.into() };
-                match self.batcher.write(self.system_ctx(), op).await {
+                match self.writes.write(self.system_ctx(), op).await {
                     Ok(r) => {
                         if let Err(e) = self.after_recover_lease(r).await {
                             tracing::warn!(path, error = %e, "start lease recovery");
@@ -285,7 +285,7 @@ impl DataPath {
             new_length: c.new_length,
             nodes: c.nodes,
         };
-        self.batcher.write(self.system_ctx(), op).await.map(|_| ())
+        self.writes.write(self.system_ctx(), op).await.map(|_| ())
     }
 
     /// The block manager's monitor on every member, and the lease monitor
@@ -332,7 +332,7 @@ impl DataPath {
             for inode in self.shared.store.lease_files(&holder, MAX_LEASES_PER_CHECK)? {
                 let path = format!("/.reserved/.inodes/{inode}");
                 tracing::info!(holder, inode, age_ms = age, "lease expired: recovering the file");
-                match self.batcher.write(self.system_ctx(), Op::RecoverLease { path }).await {
+                match self.writes.write(self.system_ctx(), Op::RecoverLease { path }).await {
                     Ok(r) => {
                         self.after_recover_lease(r).await?;
                     }

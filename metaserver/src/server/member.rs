@@ -1,10 +1,12 @@
 //! One nameservice member: store, Raft, and the calls the gRPC service (and
 //! the in-process benchmark) make on it.
 //!
-//! Writes: ops queue in the [`Batcher`], which packs concurrent ones into one
-//! [`Command::Ops`] entry stamped with this leader's clock; openraft merges
-//! concurrent entries into one append and one fsync (group commit); the
-//! caller is answered after the entry is committed by a majority and applied. Reads: openraft's lease read
+//! Writes go through the [`WritePipeline`] in the member's execution mode
+//! (`--exec leader`: planned here under fine-grained locks, the log
+//! carries deltas; `--exec apply`: the log carries the ops), which packs
+//! concurrent writes into one entry; openraft merges concurrent entries
+//! into one append and one fsync (group commit); the caller is answered
+//! after the entry is committed by a majority and applied. Reads: openraft's lease read
 //! confirms leadership (the lease is bounded by the election timeout), waits
 //! until the state machine has applied up to the read index, then reads
 //! the store.
@@ -20,20 +22,22 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use openraft::async_runtime::WatchReceiver;
-use openraft::errors::{ClientWriteError, ForwardToLeader, LinearizableReadError, RaftError};
+use openraft::errors::{LinearizableReadError, RaftError};
 use openraft::LinearizerOption;
 use openraft::{BasicNode, ServerState};
 
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 
-use super::batcher::Batcher;
 use super::coalesce::Coalesced;
 use super::data::DataPath;
 use super::failpoint::Failpoints;
 use super::health::{Health, HealthChecks, HealthConfig, HEALTH_CHECK_INTERVAL_MS};
 use super::layout::{self, VersionFile};
+use super::proposer::{follow_leadership, RaftProposer};
 use super::read_index::{LeaderReadIndex, RemoteReadIndex};
 use crate::blocks::{BlockManager, BlockManagerConfig};
+use crate::exec::pipeline::WritePipeline;
+use crate::exec::ExecMode;
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
 use crate::raft::network::{NetworkFactory, RaftGroup};
 use crate::raft::state_machine::SmShared;
@@ -104,8 +108,11 @@ pub struct MemberConfig {
     pub timings: RaftTimings,
     /// Refuse to start unless VERSION names this cluster.
     pub expect_cluster_id: Option<String>,
-    /// Most client ops packed into one log entry (1 = one entry per op).
+    /// Most client writes packed into one log entry (1 = one entry per write).
     pub max_ops_per_entry: usize,
+    /// How writes are executed (`--exec`): planned on the leader under
+    /// fine-grained locks (the default) or by every replica in log order.
+    pub exec: ExecMode,
     pub health: HealthConfig,
     /// The block manager's tunables (dead DataNodes, safe mode, re-replication).
     pub blocks: BlockManagerConfig,
@@ -168,33 +175,9 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-fn hint(f: &ForwardToLeader<TypeConfig>) -> FsError {
-    FsError::NotLeader {
-        leader: match (f.leader_id, &f.leader_node) {
-            (Some(id), Some(n)) => Some(LeaderHint {
-                member_id: id,
-                addr: n.addr.clone(),
-            }),
-            _ => None,
-        },
-    }
-}
-
-pub(crate) fn write_error(e: RaftError<TypeConfig, ClientWriteError<TypeConfig>>) -> FsError {
-    match e {
-        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => hint(&f),
-        RaftError::APIError(ClientWriteError::LogEntryDiscarded(f)) => {
-            tracing::debug!(?f, "proposal discarded by a leader change");
-            FsError::Unavailable("leadership changed before the call was committed; retry".into())
-        }
-        RaftError::APIError(e) => FsError::Internal(e.to_string()),
-        RaftError::Fatal(f) => FsError::Unavailable(format!("member stopped: {f}")),
-    }
-}
-
 pub(crate) fn read_error(e: RaftError<TypeConfig, LinearizableReadError<TypeConfig>>) -> FsError {
     match e {
-        RaftError::APIError(LinearizableReadError::ForwardToLeader(f)) => hint(&f),
+        RaftError::APIError(LinearizableReadError::ForwardToLeader(f)) => super::proposer::hint(&f),
         RaftError::APIError(LinearizableReadError::QuorumNotEnough(q)) => FsError::Unavailable(q.to_string()),
         RaftError::Fatal(f) => FsError::Unavailable(format!("member stopped: {f}")),
     }
@@ -268,7 +251,20 @@ impl Member {
             total_ms = opening.elapsed().as_millis() as u64,
             "opened the namespace, the Raft log and the state machine"
         );
-        let batcher = Batcher::start(raft.clone(), cfg.max_ops_per_entry, write_error);
+        let config_source = {
+            let shared = shared.clone();
+            Arc::new(move || shared.config())
+        };
+        let writes = Arc::new(WritePipeline::start(
+            cfg.exec,
+            shared.store.clone(),
+            config_source,
+            Arc::new(RaftProposer {
+                raft: raft.clone(),
+                version_addrs: version.members.clone(),
+            }),
+            cfg.max_ops_per_entry,
+        ));
         let read_index_client = Coalesced::new(RemoteReadIndex::new(
             raft.clone(),
             version.members.clone(),
@@ -277,7 +273,7 @@ impl Member {
         let leader_read_index = Coalesced::new(LeaderReadIndex { raft: raft.clone() });
         let data = DataPath {
             raft: raft.clone(),
-            batcher,
+            writes: writes.clone(),
             blocks: blocks.clone(),
             shared: shared.clone(),
             system_client: format!("raftfs-member-{}-{}", cfg.member_id, uuid::Uuid::new_v4()).into(),
@@ -302,7 +298,12 @@ impl Member {
         member.bootstrap().await?;
         let monitor = tokio::spawn(monitor_health(member.raft.clone(), member.health.clone(), checks));
         let blocks_monitor = tokio::spawn(member.data.clone().run_monitors());
-        let mut tasks = vec![monitor.abort_handle(), blocks_monitor.abort_handle()];
+        let leadership = tokio::spawn(follow_leadership(member.raft.clone(), writes));
+        let mut tasks = vec![
+            monitor.abort_handle(),
+            blocks_monitor.abort_handle(),
+            leadership.abort_handle(),
+        ];
         if t.snapshot_interval_secs > 0 {
             let snap = tokio::spawn(snapshot_by_time(member.raft.clone(), t.snapshot_interval_secs));
             tasks.push(snap.abort_handle());

@@ -3,7 +3,6 @@
 //! `Raft` service for peers, on one port.
 
 pub mod admin;
-pub mod batcher;
 pub mod coalesce;
 pub mod cpu;
 pub(crate) mod data;
@@ -12,6 +11,7 @@ pub mod failpoint;
 pub mod health;
 pub mod layout;
 pub mod member;
+pub mod proposer;
 pub mod read_index;
 pub mod service;
 

@@ -85,12 +85,21 @@ pub struct LeaseRecord {
     pub open_files: u64,
 }
 
-/// A pending change to the retry table. A delete names the record's time so
-/// that stores can keep their by-time index (for expiry) in step.
+/// A pending change to the retry table. A delete names the record's time,
+/// and a put the time of the committed record it overwrites, so that
+/// stores can keep their by-time index (for expiry) in step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RetryWrite {
-    Put(RetryRecord),
-    Delete { time_ms: i64 },
+    /// `replaces`: the time of the committed record for this key, if one is
+    /// overwritten (a call re-run after its record left the retry window
+    /// but before expiry dropped it).
+    Put {
+        record: RetryRecord,
+        replaces: Option<i64>,
+    },
+    Delete {
+        time_ms: i64,
+    },
 }
 
 /// Read access to committed state. Implemented by every store and by the

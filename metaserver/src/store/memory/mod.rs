@@ -419,7 +419,7 @@ impl Store for MemStore {
         }
         for (k, v) in batch.retry {
             match v {
-                RetryWrite::Put(r) => {
+                RetryWrite::Put { record: r, .. } => {
                     maps.retry_by_time.insert((r.time_ms, k.clone()));
                     if let Some(old) = maps.retry.insert(k.clone(), r) {
                         maps.retry_by_time.remove(&(old.time_ms, k));

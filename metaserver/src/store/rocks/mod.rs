@@ -217,7 +217,10 @@ impl RocksStore {
         let cf_t = g.cf(CF_RETRY_TIME);
         for (k, v) in &batch.retry {
             match v {
-                RetryWrite::Put(r) => {
+                RetryWrite::Put { record: r, replaces } => {
+                    if let Some(old) = replaces {
+                        wb.delete_cf(cf_t, time_key(*old, k));
+                    }
                     wb.put_cf(cf_r, retry_key(k), encode_value(r));
                     wb.put_cf(cf_t, time_key(r.time_ms, k), []);
                 }
@@ -312,7 +315,7 @@ impl Store for RocksStore {
         }
         // Lowered whether or not the write landed: a bound may be low, never high.
         let oldest_put = batch.retry.values().filter_map(|w| match w {
-            RetryWrite::Put(r) => Some(r.time_ms),
+            RetryWrite::Put { record, .. } => Some(record.time_ms),
             RetryWrite::Delete { .. } => None,
         });
         if let (Some(floor), Some(t)) = (cache.retry_floor_ms, oldest_put.min()) {
@@ -357,7 +360,13 @@ impl Store for RocksStore {
             batch.meta.insert(k, Some(v));
         }
         for (k, v) in image.retry {
-            batch.retry.insert(k, RetryWrite::Put(v));
+            batch.retry.insert(
+                k,
+                RetryWrite::Put {
+                    record: v,
+                    replaces: None,
+                },
+            );
         }
         batch.blocks.extend(image.blocks.into_iter().map(|(k, v)| (k, Some(v))));
         batch.leases.extend(image.leases.into_iter().map(|(k, v)| (k, Some(v))));
@@ -647,10 +656,13 @@ mod tests {
     fn retry_write(s: &RocksStore, call: u64, time_ms: i64, put: bool) {
         let mut b = WriteBatch::default();
         let w = if put {
-            RetryWrite::Put(crate::store::RetryRecord {
-                time_ms,
-                result: vec![],
-            })
+            RetryWrite::Put {
+                record: crate::store::RetryRecord {
+                    time_ms,
+                    result: vec![],
+                },
+                replaces: None,
+            }
         } else {
             RetryWrite::Delete { time_ms }
         };

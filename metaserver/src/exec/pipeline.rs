@@ -1,0 +1,254 @@
+//! [`WritePipeline`]: a member's writes, from op to log entry, in either
+//! execution mode (see the [module docs](super)).
+//!
+//! `--exec apply`: the op is queued for the next `Command::Ops` entry.
+//!
+//! `--exec leader`: the write runs on this member only while it leads
+//! *and* the blank entry of its term is applied: the member starts a
+//! [`LeaderEpoch`] then ([`WritePipeline::start_epoch`]), so committed state
+//! holds everything earlier terms committed. Until then a write waits (at
+//! most [`EPOCH_WAIT_MS`]); on a member that does not lead it is answered
+//! where the leader is. The write takes its locks without waiting on the
+//! async worker thread, or, when a lock is busy, takes them all again on a
+//! blocking thread (never waiting for a lock on a thread that runs other
+//! writes' futures); it is planned, its quota reserved, and its delta
+//! queued for the next `Command::Deltas` entry of the epoch's term, which
+//! is proposed only if the member still leads in that term. Locks are
+//! released once the entry is applied (or the proposal failed). A delta
+//! whose guard failed when applied is planned again. At most
+//! [`MAX_LEADER_WRITES_IN_FLIGHT`] writes are between planning and apply.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use parking_lot::RwLock;
+use tokio::sync::{watch, Semaphore};
+
+use raftfs_proto::{CallCtx, FsError, Op, OpResult};
+
+use super::batcher::{Batcher, Proposer};
+use super::epoch::LeaderEpoch;
+use super::prepare::{lock_requests, Attempt, Preparer, MAX_PLAN_ATTEMPTS};
+use super::ExecMode;
+use crate::locks::{LockPool, PathLockRequest, Wait};
+use crate::namespace::{check_ctx, Command, NsConfig, PlannedWrite, MAX_LEADER_WRITES_IN_FLIGHT};
+use crate::store::{Store, StoreError};
+
+/// How long a write on a new leader waits for its term's blank entry to be
+/// applied before it is answered `Unavailable` (the client retries).
+pub const EPOCH_WAIT_MS: u64 = 2_000;
+
+/// The leader's clock, in ms since the epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The namespace config (`None` until the namespace is formatted).
+pub type ConfigSource = Arc<dyn Fn() -> Option<NsConfig> + Send + Sync>;
+
+/// A member's write pipeline (see the module docs).
+pub struct WritePipeline {
+    mode: ExecMode,
+    store: Arc<dyn Store>,
+    config: ConfigSource,
+    proposer: Arc<dyn Proposer>,
+    ops: Batcher<(CallCtx, Op)>,
+    deltas: Batcher<PlannedWrite>,
+    pool: Arc<LockPool>,
+    epoch: watch::Sender<Option<Arc<LeaderEpoch>>>,
+    /// Serializes epoch changes.
+    epoch_change: RwLock<()>,
+    in_flight: Arc<Semaphore>,
+}
+
+impl WritePipeline {
+    /// A pipeline in `mode` over `store`, proposing through `proposer`, at
+    /// most `max_per_entry` writes per log entry.
+    pub fn start(
+        mode: ExecMode,
+        store: Arc<dyn Store>,
+        config: ConfigSource,
+        proposer: Arc<dyn Proposer>,
+        max_per_entry: usize,
+    ) -> WritePipeline {
+        let ops = Batcher::start(proposer.clone(), max_per_entry, |time_ms, ops| Command::Ops {
+            time_ms,
+            ops,
+        });
+        let deltas = Batcher::start(proposer.clone(), max_per_entry, |time_ms, writes| Command::Deltas {
+            time_ms,
+            writes,
+        });
+        WritePipeline {
+            mode,
+            store,
+            config,
+            proposer,
+            ops,
+            deltas,
+            pool: Arc::new(LockPool::default()),
+            epoch: watch::channel(None).0,
+            epoch_change: RwLock::new(()),
+            in_flight: Arc::new(Semaphore::new(MAX_LEADER_WRITES_IN_FLIGHT)),
+        }
+    }
+
+    pub fn mode(&self) -> ExecMode {
+        self.mode
+    }
+
+    /// The term writes are planned in now, if any.
+    pub fn epoch_term(&self) -> Option<u64> {
+        self.epoch.borrow().as_ref().map(|e| e.term)
+    }
+
+    /// This member leads in `term` and has applied the term's blank entry:
+    /// plan writes from committed state (a no-op if that epoch runs already).
+    pub fn start_epoch(&self, term: u64) -> Result<(), StoreError> {
+        let _g = self.epoch_change.write();
+        if self.epoch_term() == Some(term) {
+            return Ok(());
+        }
+        let epoch = LeaderEpoch::start(term, &*self.store)?;
+        tracing::info!(term, "planning writes on this leader (--exec leader)");
+        self.epoch.send_replace(Some(epoch));
+        Ok(())
+    }
+
+    /// This member no longer leads: plan nothing more.
+    pub fn end_epoch(&self) {
+        let _g = self.epoch_change.write();
+        if self.epoch.borrow().is_some() {
+            self.epoch.send_replace(None);
+        }
+    }
+
+    /// Execute one write (the caller checked it is one) in the pipeline's mode.
+    pub async fn write(&self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
+        match self.mode {
+            ExecMode::Apply => self.ops.submit(None, now_ms(), (ctx, op)).await?,
+            ExecMode::Leader => self.write_on_leader(ctx, op).await,
+        }
+    }
+
+    /// The epoch to plan in, waiting for a new leader's blank entry.
+    async fn current_epoch(&self) -> Result<Arc<LeaderEpoch>, FsError> {
+        let mut rx = self.epoch.subscribe();
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(EPOCH_WAIT_MS);
+        loop {
+            if let Some(e) = rx.borrow_and_update().clone() {
+                return Ok(e);
+            }
+            if !self.proposer.leads() {
+                return Err(self.proposer.not_leader());
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return Err(FsError::Unavailable("member is shutting down".into())),
+                Err(_) => {
+                    return Err(FsError::Unavailable(format!(
+                        "new leader: its term's first entry is not applied after {EPOCH_WAIT_MS} ms"
+                    )))
+                }
+            }
+        }
+    }
+
+    async fn write_on_leader(&self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
+        check_ctx(&ctx)?;
+        let epoch = self.current_epoch().await?;
+        let cfg = (self.config)().ok_or_else(|| FsError::Unavailable("the namespace is not formatted yet".into()))?;
+        let _slot = self
+            .in_flight
+            .acquire()
+            .await
+            .map_err(|_| FsError::Unavailable("member is shutting down".into()))?;
+        let time_ms = epoch.clock(now_ms());
+        let mut requests = lock_requests(&op);
+        for _ in 0..MAX_PLAN_ATTEMPTS {
+            let attempt = {
+                let mut p = Preparer {
+                    epoch: &epoch,
+                    pool: &self.pool,
+                    store: &*self.store,
+                    cfg: &cfg,
+                    ctx: &ctx,
+                    op: &op,
+                    time_ms,
+                    requests: std::mem::take(&mut requests),
+                };
+                let a = p.attempt(Wait::Try);
+                requests = p.requests;
+                a
+            };
+            let attempt = match attempt {
+                Attempt::WouldBlock => {
+                    let (a, r) = self
+                        .attempt_blocking(&epoch, &cfg, &ctx, &op, time_ms, std::mem::take(&mut requests))
+                        .await?;
+                    requests = r;
+                    a
+                }
+                a => a,
+            };
+            match attempt {
+                Attempt::Answered(r) => return r,
+                Attempt::Again | Attempt::WouldBlock => continue,
+                Attempt::Propose { write, hold } => {
+                    match self.deltas.submit(Some(epoch.term), time_ms, write).await {
+                        Ok(Ok(r)) => {
+                            hold.finish(true);
+                            return Ok(r);
+                        }
+                        // A failed guard: nothing was applied; plan again.
+                        Ok(Err(_)) => hold.finish(false),
+                        Err(e) => {
+                            // The proposal failed: this member no longer
+                            // leads in the epoch's term, and whatever
+                            // becomes of the entry is the next leader's.
+                            hold.finish(false);
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+        Err(FsError::Unavailable(format!(
+            "{} was planned {MAX_PLAN_ATTEMPTS} times and lost a race each time",
+            op.name()
+        )))
+    }
+
+    /// One attempt that may wait for locks, on a blocking thread.
+    async fn attempt_blocking(
+        &self,
+        epoch: &Arc<LeaderEpoch>,
+        cfg: &NsConfig,
+        ctx: &CallCtx,
+        op: &Op,
+        time_ms: i64,
+        requests: Vec<PathLockRequest>,
+    ) -> Result<(Attempt, Vec<PathLockRequest>), FsError> {
+        let (epoch, pool, store) = (epoch.clone(), self.pool.clone(), self.store.clone());
+        let (cfg, ctx, op) = (cfg.clone(), ctx.clone(), op.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut p = Preparer {
+                epoch: &epoch,
+                pool: &pool,
+                store: &*store,
+                cfg: &cfg,
+                ctx: &ctx,
+                op: &op,
+                time_ms,
+                requests,
+            };
+            let a = p.attempt(Wait::Block);
+            (a, p.requests)
+        })
+        .await
+        .map_err(|e| FsError::Internal(format!("planning task: {e}")))
+    }
+}

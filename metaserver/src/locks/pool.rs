@@ -1,0 +1,258 @@
+//! [`LockPool`]: reader-writer locks keyed by inode id or directory entry,
+//! that exist only while they are used (Alluxio's `LockPool`, REFERENCE.md).
+//!
+//! Guarantees:
+//! * one lock object per key at a time: a caller takes a reference to the
+//!   key's entry (the entry's `Arc` count) under the entry's shard mutex
+//!   *before* it locks, and eviction removes only entries nobody holds a
+//!   reference to, under the same mutex. Two callers can therefore never
+//!   lock two different objects for one key;
+//! * bounded: when the pool holds more than its high watermark of entries,
+//!   the caller that crossed it evicts unreferenced entries until the pool
+//!   is down to the low watermark. Referenced entries are never evicted, so
+//!   a pool whose every entry is held may stay above the high watermark
+//!   (it cannot hold more entries than callers hold locks).
+//!
+//! A [`HeldLock`] unlocks on drop, from any thread (the raw lock is not
+//! tied to the thread that took it), which lets an async caller take locks
+//! on a blocking thread and release them on another.
+
+use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use compact_str::CompactString;
+use parking_lot::lock_api::RawRwLock as _;
+use parking_lot::{Mutex, RawRwLock};
+use rustc_hash::{FxBuildHasher, FxHashMap};
+
+use crate::inode::InodeId;
+
+/// Entries past which the pool evicts unreferenced ones (Alluxio's default).
+pub const LOCK_POOL_HIGH_WATERMARK_ENTRIES: usize = 1_000_000;
+/// Entries the pool evicts down to once past the high watermark.
+pub const LOCK_POOL_LOW_WATERMARK_ENTRIES: usize = 500_000;
+/// Shards of the pool's map (a power of two): each has its own mutex.
+const SHARDS: usize = 64;
+
+/// What a lock protects.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockKey {
+    /// An inode's own fields (permission, owner, blocks, lease, quota
+    /// settings). Mergeable fields (mtime, child count, quota usage) change
+    /// under a read lock.
+    Inode(InodeId),
+    /// The directory entry `(parent, name)`: whether it exists and which
+    /// inode it names.
+    Edge(InodeId, CompactString),
+}
+
+/// How a lock is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LockMode {
+    Read,
+    Write,
+}
+
+struct Entry {
+    raw: RawRwLock,
+}
+
+/// One shard of the pool: key → its entry.
+type Shard = Mutex<FxHashMap<LockKey, Arc<Entry>>>;
+
+/// A lock this caller holds; unlocked (and its reference dropped) on drop.
+pub struct HeldLock {
+    entry: Arc<Entry>,
+    mode: LockMode,
+    key: LockKey,
+}
+
+impl HeldLock {
+    pub fn key(&self) -> &LockKey {
+        &self.key
+    }
+    pub fn mode(&self) -> LockMode {
+        self.mode
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        // SAFETY: this HeldLock was created only after `raw` was locked in
+        // `mode`, and it unlocks exactly once. parking_lot's raw lock may be
+        // unlocked by a thread other than the one that locked it.
+        unsafe {
+            match self.mode {
+                LockMode::Read => self.entry.raw.unlock_shared(),
+                LockMode::Write => self.entry.raw.unlock_exclusive(),
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for HeldLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}:{:?}", self.key, self.mode)
+    }
+}
+
+/// Keyed locks, created on first use and evicted when unused (see the module docs).
+pub struct LockPool {
+    shards: Box<[Shard]>,
+    hasher: FxBuildHasher,
+    len: AtomicUsize,
+    evicting: AtomicBool,
+    high: usize,
+    low: usize,
+}
+
+impl Default for LockPool {
+    fn default() -> Self {
+        LockPool::with_watermarks(LOCK_POOL_HIGH_WATERMARK_ENTRIES, LOCK_POOL_LOW_WATERMARK_ENTRIES)
+    }
+}
+
+impl LockPool {
+    /// A pool that evicts from `high` entries down to `low`.
+    pub fn with_watermarks(high: usize, low: usize) -> LockPool {
+        assert!(low <= high, "low watermark {low} above high watermark {high}");
+        LockPool {
+            shards: (0..SHARDS).map(|_| Mutex::new(FxHashMap::default())).collect(),
+            hasher: FxBuildHasher,
+            len: AtomicUsize::new(0),
+            evicting: AtomicBool::new(false),
+            high,
+            low,
+        }
+    }
+
+    /// Entries in the pool now (locked or not).
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn shard(&self, key: &LockKey) -> &Shard {
+        let h = self.hasher.hash_one(key) as usize;
+        &self.shards[(h >> 7) & (SHARDS - 1)]
+    }
+
+    /// A counted reference to `key`'s entry, made if missing.
+    fn reference(&self, key: &LockKey) -> Arc<Entry> {
+        let (entry, inserted) = {
+            let mut map = self.shard(key).lock();
+            match map.get(key) {
+                Some(e) => (e.clone(), false),
+                None => {
+                    let e = Arc::new(Entry { raw: RawRwLock::INIT });
+                    map.insert(key.clone(), e.clone());
+                    (e, true)
+                }
+            }
+        };
+        if inserted && self.len.fetch_add(1, Ordering::Relaxed) + 1 > self.high {
+            self.evict();
+        }
+        entry
+    }
+
+    /// Lock `key` in `mode`, waiting as long as it takes.
+    pub fn lock(&self, key: LockKey, mode: LockMode) -> HeldLock {
+        let entry = self.reference(&key);
+        match mode {
+            LockMode::Read => entry.raw.lock_shared(),
+            LockMode::Write => entry.raw.lock_exclusive(),
+        }
+        HeldLock { entry, mode, key }
+    }
+
+    /// Lock `key` in `mode` if that needs no waiting.
+    pub fn try_lock(&self, key: LockKey, mode: LockMode) -> Option<HeldLock> {
+        let entry = self.reference(&key);
+        let locked = match mode {
+            LockMode::Read => entry.raw.try_lock_shared(),
+            LockMode::Write => entry.raw.try_lock_exclusive(),
+        };
+        // Not `then_some`: a HeldLock built for a failed attempt would
+        // unlock, on drop, a lock it never took.
+        if locked {
+            Some(HeldLock { entry, mode, key })
+        } else {
+            None
+        }
+    }
+
+    /// Remove unreferenced entries until the pool is at its low watermark
+    /// (one caller at a time; the others go on).
+    fn evict(&self) {
+        if self.evicting.swap(true, Ordering::Acquire) {
+            return;
+        }
+        for shard in self.shards.iter() {
+            if self.len() <= self.low {
+                break;
+            }
+            let mut map = shard.lock();
+            let before = map.len();
+            // Only the map holds an unreferenced entry, and taking a
+            // reference needs this shard's mutex, which we hold.
+            map.retain(|_, e| Arc::strong_count(e) > 1);
+            self.len.fetch_sub(before - map.len(), Ordering::Relaxed);
+        }
+        self.evicting.store(false, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(p: InodeId, name: &str) -> LockKey {
+        LockKey::Edge(p, name.into())
+    }
+
+    #[test]
+    fn readers_share_and_writers_exclude() {
+        let pool = LockPool::default();
+        let r1 = pool.lock(edge(1, "a"), LockMode::Read);
+        let r2 = pool.try_lock(edge(1, "a"), LockMode::Read).expect("readers share");
+        assert!(pool.try_lock(edge(1, "a"), LockMode::Write).is_none());
+        drop((r1, r2));
+        let w = pool.try_lock(edge(1, "a"), LockMode::Write).expect("free again");
+        assert!(pool.try_lock(edge(1, "a"), LockMode::Read).is_none());
+        assert!(
+            pool.try_lock(LockKey::Inode(1), LockMode::Write).is_some(),
+            "other keys are free"
+        );
+        drop(w);
+    }
+
+    #[test]
+    fn eviction_keeps_referenced_entries_and_the_bound() {
+        let pool = LockPool::with_watermarks(100, 40);
+        let held: Vec<HeldLock> = (0..30).map(|i| pool.lock(LockKey::Inode(i), LockMode::Write)).collect();
+        for i in 1000..1200 {
+            drop(pool.lock(LockKey::Inode(i), LockMode::Read));
+            assert!(pool.len() <= 100, "pool grew to {} past its high watermark", pool.len());
+        }
+        // Every held lock is still the one its key maps to: a second locker waits.
+        for (i, h) in held.iter().enumerate() {
+            assert_eq!(h.key(), &LockKey::Inode(i as u64));
+            assert!(pool.try_lock(LockKey::Inode(i as u64), LockMode::Read).is_none());
+        }
+        drop(held);
+        assert!(pool.try_lock(LockKey::Inode(3), LockMode::Write).is_some());
+    }
+
+    #[test]
+    fn a_lock_taken_on_one_thread_is_released_on_another() {
+        let pool = Arc::new(LockPool::default());
+        let w = pool.lock(LockKey::Inode(9), LockMode::Write);
+        std::thread::spawn(move || drop(w)).join().unwrap();
+        assert!(pool.try_lock(LockKey::Inode(9), LockMode::Write).is_some());
+    }
+}
