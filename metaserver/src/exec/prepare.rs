@@ -1,7 +1,7 @@
 //! One write prepared on the leader (`--exec leader`): lock its paths,
 //! plan it against committed state and the leader's [`LeaderEpoch`],
 //! reserve its quota charges, and hand back what to propose together with
-//! what must be held until it is applied ([`Prepared`]).
+//! what must be held until it is applied ([`Attempt::Propose`]).
 //!
 //! A plan that fails is answered at once and leaves no log entry; so is a
 //! call the retry table already answered. A call is planned again (the

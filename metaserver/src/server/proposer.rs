@@ -109,7 +109,7 @@ impl Proposer for RaftProposer {
 /// Start a planning epoch when this member leads and has applied the
 /// first entry of its term (everything earlier terms committed is then in
 /// the store); end it when it no longer leads in that term.
-pub(crate) async fn follow_leadership(raft: Raft, writes: Arc<WritePipeline>) {
+pub async fn follow_leadership(raft: Raft, writes: Arc<WritePipeline>) {
     let mut metrics = raft.metrics();
     loop {
         let (leads, term, ready) = {
