@@ -236,7 +236,11 @@ impl<S: Store> Engine<S> {
         let started = Instant::now();
         let defer_until = started + Duration::from_micros(MAX_DEFER_TO_LAST_HOLDER_US);
         let spin_until = started + Duration::from_micros(MAX_SPIN_WAIT_US);
-        let mut deferring = self.last_holder.load(Ordering::Relaxed) != me;
+        // Only in apply mode: there the holder plans every write, and it
+        // pays to keep that on one core. In leader mode writes were planned
+        // by their callers, committing one is short, and a deferring
+        // caller would spin while the last holder plans its next write.
+        let mut deferring = self.mode == ExecMode::Apply && self.last_holder.load(Ordering::Relaxed) != me;
         let mut spins = 0u32;
         let _writer = loop {
             if let Some(result) = answer.take() {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use raftfs_proto::{codec, CallCtx, FsError, Op, OpResult};
 
 use super::epoch::{charges_of, LeaderEpoch, Reservation};
-use crate::locks::{lock_paths, LockError, LockPool, PathLockRequest, PathLocks, PathMode, Wait};
+use crate::locks::{lock_paths, LockError, LockPool, Locked, PathLockRequest, PathLocks, PathMode, Wait};
 use crate::namespace::{
     check_ctx, is_cached_in_retry_table, live_retry, plan_on_leader, LeaderEnv, NsConfig, PlannedWrite,
 };
@@ -139,7 +139,7 @@ impl<'a, S: Store + ?Sized> Preparer<'a, S> {
     }
 
     fn try_attempt(&mut self, wait: Wait) -> Result<Attempt, FsError> {
-        let locks = match lock_paths(self.pool, self.store, &self.requests, wait) {
+        let Locked { locks, view } = match lock_paths(self.pool, self.store, &self.requests, wait) {
             Ok(l) => l,
             Err(LockError::WouldBlock) => return Ok(Attempt::WouldBlock),
             Err(LockError::Moving(id)) => {
@@ -159,7 +159,9 @@ impl<'a, S: Store + ?Sized> Preparer<'a, S> {
             escalate: Default::default(),
         };
         let planned = {
-            let view = self.store.view();
+            // The walk's view shows every locked key as it is now; dropped
+            // before anything else reads the store (no nested views).
+            let view = view;
             if cached {
                 if let Some(rec) = live_retry(&*view, &key, self.time_ms)? {
                     return Ok(Attempt::Answered(codec::decode(&rec.result, "retry record")));

@@ -62,8 +62,10 @@ mod path_locks;
 mod pool;
 
 pub use path_locks::{
-    lock_paths, LockError, PathLockRequest, PathLocks, PathMode, Wait, MAX_LOCK_WALK_ATTEMPTS, MAX_PATHS_PER_OPERATION,
+    lock_paths, LockError, Locked, PathLockRequest, PathLocks, PathMode, Wait, MAX_LOCK_WALK_ATTEMPTS,
+    MAX_PATHS_PER_OPERATION,
 };
 pub use pool::{
     HeldLock, LockKey, LockMode, LockPool, LOCK_POOL_HIGH_WATERMARK_ENTRIES, LOCK_POOL_LOW_WATERMARK_ENTRIES,
+    MAX_THREAD_CACHED_ENTRIES,
 };

@@ -13,9 +13,12 @@
 //!
 //! Everything below a WRITE-locked edge counts as write-locked: the walk
 //! stops there. A name's lock is taken before its entry is read, and an
-//! inode's before its record is read; both reads see the latest commit (the
-//! caller's writers hold their locks until their deltas are applied, so a
-//! locked key's committed value is its current one). An edge found missing
+//! inode's before its record is read, from a store view that shows the
+//! locked key as it is now: writers hold their locks until their deltas
+//! are committed, so a view taken before a WRITE lock was last released
+//! may be stale for that key, and the walk takes a new view whenever the
+//! pool's count of WRITE releases moved (one view per walk while nothing
+//! is released; the plan then reads the same view). An edge found missing
 //! under a READ lock, where the mode needs it WRITE-locked, is released and
 //! locked again in WRITE (it is the last lock taken, so the order holds)
 //! and read again.
@@ -176,6 +179,13 @@ struct Walker<'a, S: Store + ?Sized> {
     store: &'a S,
     wait: Wait,
     held: Vec<HeldLock>,
+    /// What the walk reads, and the pool's WRITE release count when it was
+    /// taken (see [`LockPool::write_releases`]): it is renewed whenever a
+    /// WRITE lock was released since, and dropped before waiting for a
+    /// lock (a memory-store view holds the store's read lock, which the
+    /// lock's holder needs to commit).
+    view: Option<Box<dyn ReadView + 'a>>,
+    seen: u64,
 }
 
 enum Step {
@@ -185,14 +195,29 @@ enum Step {
     Stop,
 }
 
-impl<S: Store + ?Sized> Walker<'_, S> {
+impl<'a, S: Store + ?Sized> Walker<'a, S> {
     fn take(&mut self, key: LockKey, mode: LockMode) -> Result<(), LockError> {
-        let h = match self.wait {
-            Wait::Block => self.pool.lock(key, mode),
-            Wait::Try => self.pool.try_lock(key, mode).ok_or(LockError::WouldBlock)?,
+        let h = match self.pool.try_lock(key.clone(), mode) {
+            Some(h) => h,
+            None if self.wait == Wait::Try => return Err(LockError::WouldBlock),
+            None => {
+                self.view = None;
+                self.pool.lock(key, mode)
+            }
         };
         self.held.push(h);
         Ok(())
+    }
+
+    /// A view that shows every key locked so far as it is now.
+    fn fresh(&mut self) -> &dyn ReadView {
+        let now = self.pool.write_releases();
+        if self.view.is_none() || now != self.seen {
+            self.view = None; // before taking another (no nested views)
+            self.seen = now;
+            self.view = Some(self.store.view());
+        }
+        self.view.as_deref().expect("a view was just taken")
     }
 
     /// Lock the edge `parent/name` and what it leads to, as `need` says.
@@ -200,7 +225,7 @@ impl<S: Store + ?Sized> Walker<'_, S> {
         let mut edge = need.edge.unwrap_or(LockMode::Read);
         let key = LockKey::Edge(parent.id, name.clone());
         self.take(key.clone(), edge)?;
-        let mut child = self.store.child(parent.id, name)?;
+        let mut child = self.fresh().child(parent.id, name)?;
         if child.is_none() && need.write_if_missing && edge == LockMode::Read {
             // Missing where the operation will create it: WRITE is needed.
             // This edge is the last lock taken, so dropping and retaking it
@@ -208,7 +233,7 @@ impl<S: Store + ?Sized> Walker<'_, S> {
             self.held.pop();
             edge = LockMode::Write;
             self.take(key, edge)?;
-            child = self.store.child(parent.id, name)?;
+            child = self.fresh().child(parent.id, name)?;
         }
         let Some(id) = child else {
             return Ok(Step::Stop);
@@ -222,7 +247,7 @@ impl<S: Store + ?Sized> Walker<'_, S> {
         if edge == LockMode::Write {
             return Ok(Step::Stop);
         }
-        match self.store.inode(id)? {
+        match self.fresh().inode(id)? {
             Some(inode) if inode.is_dir() => Ok(Step::Into(inode)),
             // A file (nothing below it to lock) or a dangling entry (the
             // plan reports it).
@@ -233,7 +258,7 @@ impl<S: Store + ?Sized> Walker<'_, S> {
     fn walk(&mut self, routes: &[Route]) -> Result<(), LockError> {
         let root_mode = routes.iter().map(Route::root_need).max().unwrap_or(LockMode::Read);
         self.take(LockKey::Inode(ROOT_ID), root_mode)?;
-        let Some(root) = self.store.inode(ROOT_ID)? else {
+        let Some(root) = self.fresh().inode(ROOT_ID)? else {
             return Ok(()); // not formatted: the plan says so
         };
         let all: Vec<&Route> = routes.iter().collect();
@@ -327,12 +352,12 @@ fn routes<S: Store + ?Sized>(store: &S, reqs: &[PathLockRequest]) -> Result<Vec<
 }
 
 /// Whether every anchored route still leads to its inode (under the locks).
-fn anchors_hold<S: Store + ?Sized>(store: &S, routes: &[Route]) -> Result<bool, StoreError> {
+fn anchors_hold(view: &dyn ReadView, routes: &[Route]) -> Result<bool, StoreError> {
     for r in routes {
         let Some((depth, id)) = r.anchor else { continue };
         let mut cur = ROOT_ID;
         for name in &r.names[..depth] {
-            match store.child(cur, name)? {
+            match view.child(cur, name)? {
                 Some(c) => cur = c,
                 None => return Ok(false),
             }
@@ -344,14 +369,21 @@ fn anchors_hold<S: Store + ?Sized>(store: &S, routes: &[Route]) -> Result<bool, 
     Ok(true)
 }
 
-/// Lock `reqs` (at most [`MAX_PATHS_PER_OPERATION`] paths) in `pool`, reading `store`'s latest
-/// commit as the walk goes (see the module docs).
-pub fn lock_paths<S: Store + ?Sized>(
-    pool: &LockPool,
-    store: &S,
+/// An operation's locks, and a view of the store that shows every locked
+/// key as it is (the plan reads it; drop it before committing).
+pub struct Locked<'a> {
+    pub locks: PathLocks,
+    pub view: Box<dyn ReadView + 'a>,
+}
+
+/// Lock `reqs` (at most [`MAX_PATHS_PER_OPERATION`] paths) in `pool`,
+/// reading `store` as the walk goes (see the module docs).
+pub fn lock_paths<'a, S: Store + ?Sized>(
+    pool: &'a LockPool,
+    store: &'a S,
     reqs: &[PathLockRequest],
     wait: Wait,
-) -> Result<PathLocks, LockError> {
+) -> Result<Locked<'a>, LockError> {
     assert!(
         reqs.len() <= MAX_PATHS_PER_OPERATION,
         "an operation locks at most {MAX_PATHS_PER_OPERATION} paths, not {}",
@@ -364,10 +396,17 @@ pub fn lock_paths<S: Store + ?Sized>(
             store,
             wait,
             held: Vec::with_capacity(routes.iter().map(|r| 2 * r.names.len() + 1).sum()),
+            view: None,
+            seen: 0,
         };
         w.walk(&routes)?;
-        if anchors_hold(store, &routes)? {
-            return Ok(PathLocks { held: w.held });
+        if anchors_hold(w.fresh(), &routes)? {
+            w.fresh();
+            let view = w.view.take().expect("a fresh view");
+            return Ok(Locked {
+                locks: PathLocks { held: w.held },
+                view,
+            });
         }
     }
     let id = reqs.iter().find_map(|r| r.path.start).unwrap_or(ROOT_ID);

@@ -11,14 +11,19 @@
 //!   the caller that crossed it evicts unreferenced entries until the pool
 //!   is down to the low watermark. Referenced entries are never evicted, so
 //!   a pool whose every entry is held may stay above the high watermark
-//!   (it cannot hold more entries than callers hold locks).
+//!   (it cannot hold more entries than callers hold locks, plus what
+//!   threads keep in their caches, [`MAX_THREAD_CACHED_ENTRIES`] each).
+//!
+//! Each thread keeps references to the entries it used last, so locking
+//! a hot key (the root, the ancestors every path shares) takes no shard
+//! mutex: the shard mutexes were the cache lines two threads fought over.
 //!
 //! A [`HeldLock`] unlocks on drop, from any thread (the raw lock is not
 //! tied to the thread that took it), which lets an async caller take locks
 //! on a blocking thread and release them on another.
 
 use std::hash::{BuildHasher, Hash};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use compact_str::CompactString;
@@ -34,6 +39,22 @@ pub const LOCK_POOL_HIGH_WATERMARK_ENTRIES: usize = 1_000_000;
 pub const LOCK_POOL_LOW_WATERMARK_ENTRIES: usize = 500_000;
 /// Shards of the pool's map (a power of two): each has its own mutex.
 const SHARDS: usize = 64;
+/// Entries a thread keeps references to, so the keys it locks again and
+/// again (the ancestors of the paths it works on) cost no shard mutex.
+/// A cached entry is referenced, so it is not evicted: the pool holds at
+/// most this many more entries per thread than its watermarks say.
+pub const MAX_THREAD_CACHED_ENTRIES: usize = 1024;
+
+/// A thread's references to one pool's entries (see [`MAX_THREAD_CACHED_ENTRIES`]).
+#[derive(Default)]
+struct ThreadEntries {
+    pool: u64,
+    entries: FxHashMap<LockKey, Arc<Entry>>,
+}
+
+thread_local! {
+    static THREAD_ENTRIES: std::cell::RefCell<ThreadEntries> = std::cell::RefCell::new(ThreadEntries::default());
+}
 
 /// What a lock protects.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -56,6 +77,8 @@ pub enum LockMode {
 
 struct Entry {
     raw: RawRwLock,
+    /// The pool's count of WRITE releases (see [`LockPool::write_releases`]).
+    releases: Arc<AtomicU64>,
 }
 
 /// One shard of the pool: key → its entry.
@@ -85,7 +108,12 @@ impl Drop for HeldLock {
         unsafe {
             match self.mode {
                 LockMode::Read => self.entry.raw.unlock_shared(),
-                LockMode::Write => self.entry.raw.unlock_exclusive(),
+                LockMode::Write => {
+                    // Counted before the unlock: whoever takes the lock next
+                    // sees the count moved (the unlock publishes it).
+                    self.entry.releases.fetch_add(1, Ordering::Release);
+                    self.entry.raw.unlock_exclusive()
+                }
             }
         }
     }
@@ -99,12 +127,17 @@ impl std::fmt::Debug for HeldLock {
 
 /// Keyed locks, created on first use and evicted when unused (see the module docs).
 pub struct LockPool {
+    /// Tells this pool's entries in a thread's cache from another pool's.
+    id: u64,
     shards: Box<[Shard]>,
+    releases: Arc<AtomicU64>,
     hasher: FxBuildHasher,
     len: AtomicUsize,
     evicting: AtomicBool,
     high: usize,
     low: usize,
+    /// Most entries one thread keeps references to (at most the low watermark).
+    thread_cache: usize,
 }
 
 impl Default for LockPool {
@@ -117,14 +150,28 @@ impl LockPool {
     /// A pool that evicts from `high` entries down to `low`.
     pub fn with_watermarks(high: usize, low: usize) -> LockPool {
         assert!(low <= high, "low watermark {low} above high watermark {high}");
+        static NEXT_POOL_ID: AtomicU64 = AtomicU64::new(1);
         LockPool {
+            id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
             shards: (0..SHARDS).map(|_| Mutex::new(FxHashMap::default())).collect(),
+            releases: Arc::new(AtomicU64::new(0)),
             hasher: FxBuildHasher,
             len: AtomicUsize::new(0),
             evicting: AtomicBool::new(false),
             high,
             low,
+            thread_cache: MAX_THREAD_CACHED_ENTRIES.min(low),
         }
+    }
+
+    /// How many WRITE locks of this pool have been released. A writer
+    /// holds its WRITE locks until its change is committed, so a reader
+    /// that read this count, then took a store view, then took a lock,
+    /// and finds the count unchanged knows that no writer committed a
+    /// change under a WRITE lock since the view was taken: the view shows
+    /// the locked key as it is now.
+    pub fn write_releases(&self) -> u64 {
+        self.releases.load(Ordering::Acquire)
     }
 
     /// Entries in the pool now (locked or not).
@@ -141,14 +188,25 @@ impl LockPool {
         &self.shards[(h >> 7) & (SHARDS - 1)]
     }
 
-    /// A counted reference to `key`'s entry, made if missing.
+    /// A counted reference to `key`'s entry, made if missing: from this
+    /// thread's cache when it has one (no shard mutex), else from the pool
+    /// (and then kept in the cache).
     fn reference(&self, key: &LockKey) -> Arc<Entry> {
+        if let Some(e) = THREAD_ENTRIES.with(|c| {
+            let c = c.borrow();
+            (c.pool == self.id).then(|| c.entries.get(key).cloned()).flatten()
+        }) {
+            return e;
+        }
         let (entry, inserted) = {
             let mut map = self.shard(key).lock();
             match map.get(key) {
                 Some(e) => (e.clone(), false),
                 None => {
-                    let e = Arc::new(Entry { raw: RawRwLock::INIT });
+                    let e = Arc::new(Entry {
+                        raw: RawRwLock::INIT,
+                        releases: self.releases.clone(),
+                    });
                     map.insert(key.clone(), e.clone());
                     (e, true)
                 }
@@ -157,6 +215,16 @@ impl LockPool {
         if inserted && self.len.fetch_add(1, Ordering::Relaxed) + 1 > self.high {
             self.evict();
         }
+        THREAD_ENTRIES.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.pool != self.id || c.entries.len() >= self.thread_cache {
+                c.pool = self.id;
+                c.entries.clear();
+            }
+            if self.thread_cache > 0 {
+                c.entries.insert(key.clone(), entry.clone());
+            }
+        });
         entry
     }
 
@@ -233,7 +301,7 @@ mod tests {
 
     #[test]
     fn eviction_keeps_referenced_entries_and_the_bound() {
-        let pool = LockPool::with_watermarks(100, 40);
+        let pool = LockPool::with_watermarks(100, 0); // no thread cache: only held entries stay
         let held: Vec<HeldLock> = (0..30).map(|i| pool.lock(LockKey::Inode(i), LockMode::Write)).collect();
         for i in 1000..1200 {
             drop(pool.lock(LockKey::Inode(i), LockMode::Read));
