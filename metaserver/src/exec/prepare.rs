@@ -159,8 +159,8 @@ impl<'a, S: Store + ?Sized> Preparer<'a, S> {
             escalate: Default::default(),
         };
         let planned = {
-            // The walk's view shows every locked key as it is now; dropped
-            // before anything else reads the store (no nested views).
+            // The walk's view shows every locked key as it is now (the
+            // latest commit); dropped before anything else reads the store.
             let view = view;
             if cached {
                 if let Some(rec) = live_retry(&*view, &key, self.time_ms)? {

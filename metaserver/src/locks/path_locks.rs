@@ -13,12 +13,11 @@
 //!
 //! Everything below a WRITE-locked edge counts as write-locked: the walk
 //! stops there. A name's lock is taken before its entry is read, and an
-//! inode's before its record is read, from a store view that shows the
-//! locked key as it is now: writers hold their locks until their deltas
-//! are committed, so a view taken before a WRITE lock was last released
-//! may be stale for that key, and the walk takes a new view whenever the
-//! pool's count of WRITE releases moved (one view per walk while nothing
-//! is released; the plan then reads the same view). An edge found missing
+//! inode's before its record is read, through a [`Store::latest_view`]:
+//! writers hold their locks until their deltas are committed, so the
+//! latest commit shows a locked key as it is now (a snapshot taken before
+//! the lock's last holder committed would not). The plan then reads the
+//! same view, with every key it relies on locked. An edge found missing
 //! under a READ lock, where the mode needs it WRITE-locked, is released and
 //! locked again in WRITE (it is the last lock taken, so the order holds)
 //! and read again.
@@ -179,13 +178,11 @@ struct Walker<'a, S: Store + ?Sized> {
     store: &'a S,
     wait: Wait,
     held: Vec<HeldLock>,
-    /// What the walk reads, and the pool's WRITE release count when it was
-    /// taken (see [`LockPool::write_releases`]): it is renewed whenever a
-    /// WRITE lock was released since, and dropped before waiting for a
-    /// lock (a memory-store view holds the store's read lock, which the
-    /// lock's holder needs to commit).
+    /// What the walk reads ([`Store::latest_view`]: each read sees the
+    /// latest commit); dropped before waiting for a lock (a memory-store
+    /// view holds the store's read lock, which the lock's holder needs to
+    /// commit) and taken again after.
     view: Option<Box<dyn ReadView + 'a>>,
-    seen: u64,
 }
 
 enum Step {
@@ -211,13 +208,8 @@ impl<'a, S: Store + ?Sized> Walker<'a, S> {
 
     /// A view that shows every key locked so far as it is now.
     fn fresh(&mut self) -> &dyn ReadView {
-        let now = self.pool.write_releases();
-        if self.view.is_none() || now != self.seen {
-            self.view = None; // before taking another (no nested views)
-            self.seen = now;
-            self.view = Some(self.store.view());
-        }
-        self.view.as_deref().expect("a view was just taken")
+        let store = self.store;
+        &**self.view.get_or_insert_with(|| store.latest_view())
     }
 
     /// Lock the edge `parent/name` and what it leads to, as `need` says.
@@ -397,7 +389,6 @@ pub fn lock_paths<'a, S: Store + ?Sized>(
             wait,
             held: Vec::with_capacity(routes.iter().map(|r| 2 * r.names.len() + 1).sum()),
             view: None,
-            seen: 0,
         };
         w.walk(&routes)?;
         if anchors_hold(w.fresh(), &routes)? {

@@ -77,8 +77,6 @@ pub enum LockMode {
 
 struct Entry {
     raw: RawRwLock,
-    /// The pool's count of WRITE releases (see [`LockPool::write_releases`]).
-    releases: Arc<AtomicU64>,
 }
 
 /// One shard of the pool: key → its entry.
@@ -108,12 +106,7 @@ impl Drop for HeldLock {
         unsafe {
             match self.mode {
                 LockMode::Read => self.entry.raw.unlock_shared(),
-                LockMode::Write => {
-                    // Counted before the unlock: whoever takes the lock next
-                    // sees the count moved (the unlock publishes it).
-                    self.entry.releases.fetch_add(1, Ordering::Release);
-                    self.entry.raw.unlock_exclusive()
-                }
+                LockMode::Write => self.entry.raw.unlock_exclusive(),
             }
         }
     }
@@ -130,7 +123,6 @@ pub struct LockPool {
     /// Tells this pool's entries in a thread's cache from another pool's.
     id: u64,
     shards: Box<[Shard]>,
-    releases: Arc<AtomicU64>,
     hasher: FxBuildHasher,
     len: AtomicUsize,
     evicting: AtomicBool,
@@ -154,7 +146,6 @@ impl LockPool {
         LockPool {
             id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
             shards: (0..SHARDS).map(|_| Mutex::new(FxHashMap::default())).collect(),
-            releases: Arc::new(AtomicU64::new(0)),
             hasher: FxBuildHasher,
             len: AtomicUsize::new(0),
             evicting: AtomicBool::new(false),
@@ -162,16 +153,6 @@ impl LockPool {
             low,
             thread_cache: MAX_THREAD_CACHED_ENTRIES.min(low),
         }
-    }
-
-    /// How many WRITE locks of this pool have been released. A writer
-    /// holds its WRITE locks until its change is committed, so a reader
-    /// that read this count, then took a store view, then took a lock,
-    /// and finds the count unchanged knows that no writer committed a
-    /// change under a WRITE lock since the view was taken: the view shows
-    /// the locked key as it is now.
-    pub fn write_releases(&self) -> u64 {
-        self.releases.load(Ordering::Acquire)
     }
 
     /// Entries in the pool now (locked or not).
@@ -203,10 +184,7 @@ impl LockPool {
             match map.get(key) {
                 Some(e) => (e.clone(), false),
                 None => {
-                    let e = Arc::new(Entry {
-                        raw: RawRwLock::INIT,
-                        releases: self.releases.clone(),
-                    });
+                    let e = Arc::new(Entry { raw: RawRwLock::INIT });
                     map.insert(key.clone(), e.clone());
                     (e, true)
                 }

@@ -185,6 +185,15 @@ pub trait Store: ReadView + Send + Sync + 'static {
     /// before [`Store::commit`] on the same thread.
     fn view(&self) -> Box<dyn ReadView + '_>;
 
+    /// A view whose reads each see the latest commit, for a caller that
+    /// holds locks on the keys it reads (the leader's plans): a locked key's
+    /// latest value is its current one, so no snapshot is needed, and the
+    /// RocksDB store's caches (which serve only views no commit has passed)
+    /// serve every read while other writes commit. Values of keys the
+    /// caller has not locked may come from different commits. Memory: the
+    /// same as [`Store::view`] (its read lock keeps commits out while held).
+    fn latest_view(&self) -> Box<dyn ReadView + '_>;
+
     /// Apply `batch` atomically. Not synced: the Raft log is the durable
     /// record, and the applied log id travels in the same batch.
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError>;
@@ -317,6 +326,9 @@ impl<T: ReadView + ?Sized> ReadView for std::sync::Arc<T> {
 impl<T: Store + ?Sized> Store for std::sync::Arc<T> {
     fn view(&self) -> Box<dyn ReadView + '_> {
         (**self).view()
+    }
+    fn latest_view(&self) -> Box<dyn ReadView + '_> {
+        (**self).latest_view()
     }
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
         (**self).commit(batch)

@@ -382,6 +382,10 @@ impl Store for MemStore {
         Box::new(MemView(self.maps.read()))
     }
 
+    fn latest_view(&self) -> Box<dyn ReadView + '_> {
+        self.view()
+    }
+
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
         let mut maps = self.maps.write();
         // New and changed inodes first (a new directory exists before its

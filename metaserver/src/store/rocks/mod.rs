@@ -277,6 +277,10 @@ impl Store for RocksStore {
         Box::new(RocksView::new(self, self.current(), cache.version))
     }
 
+    fn latest_view(&self) -> Box<dyn ReadView + '_> {
+        Box::new(read::RocksLatest::new(self, self.current()))
+    }
+
     fn commit(&self, batch: WriteBatch) -> Result<(), StoreError> {
         // Encode outside the lock; a restore in between (never, in practice:
         // both come from the state machine) means encoding again.

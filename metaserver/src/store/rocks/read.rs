@@ -378,3 +378,73 @@ impl ReadView for RocksView<'_> {
         self.store.walk_at(self, self.at(), names, inodes)
     }
 }
+
+/// Reads that each see the latest commit (see [`Store::latest_view`]):
+/// the cache serves them at its version of the moment, so it keeps serving
+/// while other writes commit. Holds the generation it was made on; if a
+/// restore replaced it meanwhile, the cache (now of another generation)
+/// serves nothing and reads go to the generation held.
+///
+/// [`Store::latest_view`]: crate::store::Store::latest_view
+pub struct RocksLatest<'a> {
+    store: &'a RocksStore,
+    gen: Arc<Generation>,
+    opts: ReadOptions,
+}
+
+impl<'a> RocksLatest<'a> {
+    pub(super) fn new(store: &'a RocksStore, gen: Arc<Generation>) -> RocksLatest<'a> {
+        RocksLatest {
+            store,
+            gen,
+            opts: RocksStore::read_opts(),
+        }
+    }
+
+    fn at(&self) -> At<'_> {
+        let version = {
+            let cache = self.store.cache.read();
+            if Arc::ptr_eq(&self.gen, &self.store.gen.read()) {
+                cache.version
+            } else {
+                u64::MAX // another generation: the cache is not this one's
+            }
+        };
+        At {
+            gen: &self.gen,
+            snapshot: None,
+            opts: &self.opts,
+            version,
+        }
+    }
+}
+
+impl ReadView for RocksLatest<'_> {
+    fn inode(&self, id: InodeId) -> Result<Option<Inode>, StoreError> {
+        self.store.inode_at(self.at(), id)
+    }
+    fn child(&self, parent: InodeId, name: &str) -> Result<Option<InodeId>, StoreError> {
+        self.store.child_at(self.at(), parent, name)
+    }
+    fn children(&self, parent: InodeId, start_after: &str, limit: usize) -> Result<Vec<(String, InodeId)>, StoreError> {
+        self.store.children_at(self.at(), parent, start_after, limit)
+    }
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.store.meta_at(self.at(), key)
+    }
+    fn retry(&self, key: &RetryKey) -> Result<Option<RetryRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_RETRY, &retry_key(key))
+    }
+    fn retry_older_than(&self, before_ms: i64, limit: usize) -> Result<Vec<(i64, RetryKey)>, StoreError> {
+        self.store.retry_older_than_at(self.at(), before_ms, limit)
+    }
+    fn block(&self, id: BlockId) -> Result<Option<BlockRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_BLOCK, &id.to_be_bytes())
+    }
+    fn lease(&self, holder: &str) -> Result<Option<LeaseRecord>, StoreError> {
+        self.store.decoded_at(self.at(), CF_LEASE, holder.as_bytes())
+    }
+    fn walk(&self, names: &[CompactString], inodes: &mut Vec<Inode>) -> Result<Walk, StoreError> {
+        self.store.walk_at(self, self.at(), names, inodes)
+    }
+}
