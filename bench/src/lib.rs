@@ -21,7 +21,10 @@
 //! `snapshot` times checkpoints (take, install, restart) at a large namespace.
 //! `faults` runs a nameservice of real processes under random faults and
 //! checks the clients' history for linearizability and lost or doubled ops.
+//! `compare` runs the matrix of stores and execution modes at every level,
+//! interleaved, and prints one table.
 
+mod compare;
 mod datapath;
 mod failover;
 pub mod faults;
@@ -59,6 +62,8 @@ pub enum BenchCmd {
     Faults(faults::FaultArgs),
     /// Snapshot take, install on a new member, and restart-to-serving at a large namespace.
     Snapshot(snapshot::SnapshotArgs),
+    /// {memory, rocksdb} x {apply, leader} at engine, raft and gRPC level, interleaved: one table (and --json, --plot).
+    Compare(compare::CompareArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -70,5 +75,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Blockreport(a) => datapath::blockreport(a).await,
         BenchCmd::Faults(a) => faults::run(a).await,
         BenchCmd::Snapshot(a) => snapshot::run(a).await,
+        BenchCmd::Compare(a) => compare::run(a).await,
     }
 }

@@ -72,7 +72,7 @@ pub struct NnArgs {
 
 const OPS: [&str; 6] = ["create", "mkdirs", "open", "fileStatus", "rename", "delete"];
 
-fn create_work(path: String) -> Work {
+pub(crate) fn create_work(path: String) -> Work {
     vec![
         Op::Create {
             path: path.clone(),
@@ -174,6 +174,15 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The leader's last log index, from the members of `fs` that answer.
+pub(crate) async fn leader_log_index(fs: &str) -> Option<u64> {
+    member_stats(fs)
+        .await
+        .values()
+        .find(|m| m.role == "LEADER")
+        .map(|m| m.last_log)
+}
+
 /// What each member of `fs` that answers reports of itself, by address.
 async fn member_stats(fs: &str) -> BTreeMap<String, MemberStat> {
     let mut out = BTreeMap::new();
@@ -193,6 +202,7 @@ async fn member_stats(fs: &str) -> BTreeMap<String, MemberStat> {
                     role: i.role,
                     reads: i.reads_served,
                     cpu_us: i.cpu_time_us,
+                    last_log: i.last_log_index,
                 },
             );
         }
@@ -207,16 +217,51 @@ struct MemberStat {
     reads: u64,
     /// Process CPU time since it started, µs.
     cpu_us: u64,
+    last_log: u64,
+}
+
+/// CPU time per op of one timed run, by process (µs).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CpuSplit {
+    /// Every process together: this one (the callers, and at engine and
+    /// raft level the namespace too) and every member that answered.
+    pub total: f64,
+    pub client: f64,
+    pub leader: Option<f64>,
+    pub followers: Vec<f64>,
 }
 
 /// CPU time before a timed run: this process's, and each member's (`--fs`).
-struct CpuMark {
+pub(crate) struct CpuMark {
     own_us: Option<u64>,
     members: BTreeMap<String, MemberStat>,
 }
 
 impl CpuMark {
-    async fn take(fs: Option<&str>) -> CpuMark {
+    /// CPU time spent since `self`, divided by `ops`.
+    pub(crate) async fn split(&self, fs: Option<&str>, ops: u64) -> Option<CpuSplit> {
+        let client = process_cpu_time_us()?.checked_sub(self.own_us?)? as f64 / ops.max(1) as f64;
+        let mut s = CpuSplit {
+            total: client,
+            client,
+            ..CpuSplit::default()
+        };
+        if let Some(fs) = fs {
+            for (addr, a) in &member_stats(fs).await {
+                let Some(b) = self.members.get(addr) else { continue };
+                let per_op = a.cpu_us.saturating_sub(b.cpu_us) as f64 / ops.max(1) as f64;
+                s.total += per_op;
+                if a.role == "LEADER" {
+                    s.leader = Some(per_op);
+                } else {
+                    s.followers.push(per_op);
+                }
+            }
+        }
+        Some(s)
+    }
+
+    pub(crate) async fn take(fs: Option<&str>) -> CpuMark {
         let members = match fs {
             Some(fs) => member_stats(fs).await,
             None => BTreeMap::new(),
@@ -229,29 +274,25 @@ impl CpuMark {
 
     /// The "# CPU per op" line: CPU time spent since `self` divided by `ops`.
     async fn report(&self, fs: Option<&str>, ops: u64) -> Option<String> {
-        let own = process_cpu_time_us()?.checked_sub(self.own_us?)? as f64 / ops.max(1) as f64;
+        let s = self.split(fs, ops).await?;
         let Some(fs) = fs else {
             return Some(format!(
-                "# CPU per op: {own:.1} µs (this process: namespace and callers)"
+                "# CPU per op: {:.1} µs (this process: namespace and callers)",
+                s.client
             ));
         };
-        let after = member_stats(fs).await;
-        let (mut leader, mut followers, mut total) = (Vec::new(), Vec::new(), own);
-        for (addr, a) in &after {
-            let Some(b) = self.members.get(addr) else { continue };
-            let per_op = a.cpu_us.saturating_sub(b.cpu_us) as f64 / ops.max(1) as f64;
-            total += per_op;
-            if a.role == "LEADER" {
-                leader.push(format!("{per_op:.1}"));
-            } else {
-                followers.push(format!("{per_op:.1}"));
-            }
-        }
-        let answered = after.keys().filter(|k| self.members.contains_key(*k)).count();
+        let followers: Vec<String> = s.followers.iter().map(|f| format!("{f:.1}")).collect();
         Some(format!(
-            "# CPU per op (µs): leader {}, followers {}, client {own:.1}, total {total:.1} ({answered} of {} members answered)",
-            if leader.is_empty() { "-".into() } else { leader.join(" + ") },
-            if followers.is_empty() { "-".into() } else { followers.join(" + ") },
+            "# CPU per op (µs): leader {}, followers {}, client {:.1}, total {:.1} ({} of {} members answered)",
+            s.leader.map_or("-".into(), |l| format!("{l:.1}")),
+            if followers.is_empty() {
+                "-".into()
+            } else {
+                followers.join(" + ")
+            },
+            s.client,
+            s.total,
+            followers.len() + usize::from(s.leader.is_some()),
             raftfs_client::uri::parse_fs(fs).map_or(0, |a| a.len()),
         ))
     }

@@ -99,6 +99,17 @@ impl Bench {
         }
     }
 
+    /// The last log index of the in-process member (raft level).
+    pub fn raft_log_index(&self) -> Option<u64> {
+        match &self.target {
+            Target::Raft(m) => {
+                use openraft::async_runtime::WatchReceiver;
+                m.raft.metrics().borrow_watched().last_log_index
+            }
+            _ => None,
+        }
+    }
+
     pub fn is_engine(&self) -> bool {
         matches!(self.target, Target::Engine(_))
     }
