@@ -18,6 +18,11 @@ pub type InodeId = u64;
 pub const ROOT_ID: InodeId = 16385;
 /// The first id handed to a new inode.
 pub const FIRST_ALLOCATED_ID: InodeId = ROOT_ID + 1;
+/// A directory outside the tree (no path reaches it; its parent is itself)
+/// that holds the subtrees a recursive delete detached and the leader has
+/// not reclaimed yet (`namespace::reclaim`). HDFS leaves ids below the
+/// root's free; this is the one just below.
+pub const DETACHED_ID: InodeId = ROOT_ID - 1;
 
 /// Quota settings and usage of a directory that has a quota
 /// (HDFS `DirectoryWithQuotaFeature`). Usage counts the directory itself.

@@ -254,6 +254,14 @@ fn compare<S: Store>(store: impl Fn() -> (S, Option<tempfile::TempDir>), name: &
         // expires retry records and moves log time: one last write, far
         // past the retry window, brings both to the same point.
         t += 2 * RETRY_CACHE_EXPIRY_MS;
+        // A recursive delete in leader mode detached its subtree; reclaim it
+        // (apply mode deleted it whole).
+        assert_eq!(
+            apply.reclaim_all(t),
+            Ok(0),
+            "{name}, seed {seed}: apply mode detaches nothing"
+        );
+        leader.reclaim_all(t).unwrap();
         // (A lease renewal always succeeds and always makes an entry.)
         let c = ctx(&mut rng, &mut m);
         assert_eq!(

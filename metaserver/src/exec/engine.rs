@@ -46,7 +46,8 @@ use super::prepare::{Attempt, Preparer, MAX_PLAN_ATTEMPTS};
 use super::ExecMode;
 use crate::locks::{LockPool, Wait};
 use crate::namespace::{
-    check_ctx, format_batch, format_info, read, Applier, FormatInfo, NsConfig, Overlay, PlannedWrite,
+    check_ctx, format_batch, format_info, plan_reclaim, read, Applier, FormatInfo, Mutation, NsConfig, Overlay,
+    PlannedWrite, MAX_RECLAIM_INODES_PER_ENTRY,
 };
 use crate::store::Store;
 
@@ -210,6 +211,42 @@ impl<S: Store> Engine<S> {
             "{} was planned {MAX_PLAN_ATTEMPTS} times and lost a race each time",
             op.name()
         )))
+    }
+
+    /// Reclaim the next bounded part of what recursive deletes detached
+    /// (`namespace::reclaim`), at log time `time_ms`: inodes deleted or
+    /// moved, 0 when nothing is detached. A step that lost a race with
+    /// another fails its guards and is answered `Unavailable`.
+    pub fn reclaim_step(&self, time_ms: i64) -> Result<usize, FsError> {
+        let planned = {
+            let view = self.store.view();
+            plan_reclaim(&*view, MAX_RECLAIM_INODES_PER_ENTRY)?
+        };
+        let Some(mutations) = planned else {
+            return Ok(0);
+        };
+        let n = mutations
+            .iter()
+            .filter(|m| matches!(m, Mutation::DeleteInode(_) | Mutation::Link { .. }))
+            .count();
+        let write = PlannedWrite {
+            retry: None,
+            mutations,
+            result: OpResult::Unit,
+        };
+        self.commit(Work::Planned(write), time_ms)?;
+        Ok(n)
+    }
+
+    /// [`Engine::reclaim_step`] until nothing is detached; inodes reclaimed.
+    pub fn reclaim_all(&self, time_ms: i64) -> Result<usize, FsError> {
+        let mut total = 0;
+        loop {
+            match self.reclaim_step(time_ms)? {
+                0 => return Ok(total),
+                n => total += n,
+            }
+        }
     }
 
     /// Queue `work` and return its answer once the batch holding it is committed.

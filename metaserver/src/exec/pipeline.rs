@@ -17,6 +17,10 @@
 //! released once the entry is applied (or the proposal failed). A delta
 //! whose guard failed when applied is planned again. At most
 //! [`MAX_LEADER_WRITES_IN_FLIGHT`] writes are between planning and apply.
+//!
+//! The leader also reclaims what recursive deletes detached
+//! ([`WritePipeline::run_reclaimer`], `namespace::reclaim`), one bounded
+//! entry at a time, each applied before the next is planned.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -31,12 +35,19 @@ use super::epoch::LeaderEpoch;
 use super::prepare::{lock_requests, Attempt, Preparer, MAX_PLAN_ATTEMPTS};
 use super::ExecMode;
 use crate::locks::{LockPool, PathLockRequest, Wait};
-use crate::namespace::{check_ctx, Command, NsConfig, PlannedWrite, MAX_LEADER_WRITES_IN_FLIGHT};
+use crate::namespace::{
+    check_ctx, plan_reclaim, Command, Mutation, NsConfig, PlannedWrite, MAX_LEADER_WRITES_IN_FLIGHT,
+    MAX_RECLAIM_INODES_PER_ENTRY,
+};
 use crate::store::{Store, StoreError};
 
 /// How long a write on a new leader waits for its term's blank entry to be
 /// applied before it is answered `Unavailable` (the client retries).
 pub const EPOCH_WAIT_MS: u64 = 2_000;
+
+/// How long the reclaimer rests when nothing is detached (or this member
+/// does not lead) before it looks again.
+pub const RECLAIM_IDLE_MS: u64 = 200;
 
 /// The leader's clock, in ms since the epoch.
 pub fn now_ms() -> i64 {
@@ -220,6 +231,57 @@ impl WritePipeline {
             "{} was planned {MAX_PLAN_ATTEMPTS} times and lost a race each time",
             op.name()
         )))
+    }
+
+    /// On the leader, propose the next bounded reclaim entry
+    /// (`namespace::reclaim`) and wait for it to be applied: inodes deleted
+    /// or moved, 0 when nothing is detached or this member does not plan
+    /// (it does not lead, or runs `--exec apply`).
+    pub async fn reclaim_step(&self) -> Result<usize, FsError> {
+        let Some(epoch) = self.epoch.borrow().clone() else {
+            return Ok(0);
+        };
+        if self.mode != ExecMode::Leader {
+            return Ok(0);
+        }
+        let planned = {
+            let view = self.store.latest_view();
+            plan_reclaim(&*view, MAX_RECLAIM_INODES_PER_ENTRY)?
+        };
+        let Some(mutations) = planned else {
+            return Ok(0);
+        };
+        let n = mutations
+            .iter()
+            .filter(|m| matches!(m, Mutation::DeleteInode(_) | Mutation::Link { .. }))
+            .count();
+        let write = PlannedWrite {
+            retry: None,
+            mutations,
+            result: OpResult::Unit,
+        };
+        // A failed guard (a step planned on state a racing step changed)
+        // is answered like any write; the next step plans afresh.
+        self.deltas
+            .submit(Some(epoch.term), epoch.clock(now_ms()), write)
+            .await??;
+        Ok(n)
+    }
+
+    /// Reclaim detached subtrees for as long as the member runs: step after
+    /// step while there is work and this member leads, resting
+    /// [`RECLAIM_IDLE_MS`] otherwise.
+    pub async fn run_reclaimer(self: Arc<Self>) {
+        loop {
+            match self.reclaim_step().await {
+                Ok(0) => tokio::time::sleep(Duration::from_millis(RECLAIM_IDLE_MS)).await,
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!(error = %e, "reclaim step");
+                    tokio::time::sleep(Duration::from_millis(RECLAIM_IDLE_MS)).await;
+                }
+            }
+        }
     }
 
     /// One attempt that may wait for locks, on a blocking thread.

@@ -19,6 +19,7 @@ pub mod overlay;
 pub mod permission;
 pub mod plan;
 pub mod read;
+pub mod reclaim;
 mod rename;
 pub mod resolve;
 
@@ -35,8 +36,9 @@ pub use overlay::{
 };
 pub use plan::{plan, plan_on_leader, IdSource, LeaderEnv, PendingUsage, MAX_LEADER_WRITES_IN_FLIGHT};
 pub use read::read;
+pub use reclaim::{plan_reclaim, MAX_RECLAIM_INODES_PER_ENTRY};
 
-use crate::inode::{Inode, InodeId, FIRST_ALLOCATED_ID, ROOT_ID};
+use crate::inode::{Inode, InodeId, DETACHED_ID, FIRST_ALLOCATED_ID, ROOT_ID};
 use crate::store::{ReadView, RetryKey, RetryRecord, StoreError, WriteBatch};
 
 /// Meta key holding the bincode of [`FormatInfo`].
@@ -120,6 +122,10 @@ pub fn format_batch(info: &FormatInfo) -> WriteBatch {
         info.time_ms,
     );
     b.inodes.insert(ROOT_ID, Some(root));
+    b.inodes.insert(
+        DETACHED_ID,
+        Some(reclaim::detached_dir(&info.superuser, &info.supergroup, info.time_ms)),
+    );
     b.meta.insert(
         META_FORMAT.into(),
         Some(bincode::serialize(info).expect("serialize format info")),

@@ -564,6 +564,9 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
         self.check_at(&r, pidx, WRITE)?;
         self.caller.check_sticky(&parent, &t, &r.path.text)?;
         let name = r.path.name().expect("has a name").to_string();
+        if self.leader.is_some() && t.is_dir() && t.children() > 0 {
+            return self.detach(&r, pidx, &parent, &t, &name);
+        }
         self.muts.push(Mutation::Unlink {
             parent: parent.id,
             name,
@@ -583,6 +586,55 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
         });
         self.charge(&r, pidx + 1, -(ns as i64), -(ds as i64), &[]);
         Ok(OpResult::Bool(true))
+    }
+
+    /// A recursive delete of non-empty directory `t` on the leader: one
+    /// small delta detaches it (`namespace::reclaim`); the leader reclaims
+    /// what is under it afterwards, in bounded entries. The subtree is
+    /// walked only to check a non-superuser's access to all of it (as
+    /// HDFS does) and to count it when an ancestor has a quota.
+    fn detach(
+        &mut self,
+        r: &Resolved,
+        pidx: usize,
+        parent: &Inode,
+        t: &Inode,
+        name: &str,
+    ) -> Result<OpResult, FsError> {
+        if !self.caller.superuser {
+            self.check_subtree(t, &r.path.text)?;
+        }
+        let (ns, ds) = if r.inodes[..=pidx].iter().any(|i| i.quota().is_some()) {
+            super::read::count_subtree(self.view, t)?
+        } else {
+            (0, 0)
+        };
+        self.muts
+            .extend(super::reclaim::detach_mutations(self.view, parent.id, name, t)?);
+        self.muts.push(Mutation::TouchDir {
+            id: parent.id,
+            mtime: self.time,
+            children: -1,
+        });
+        self.charge(r, pidx + 1, -(ns as i64), -(ds as i64), &[]);
+        Ok(OpResult::Bool(true))
+    }
+
+    /// Require ALL on every directory of the subtree under `dir` (HDFS's
+    /// subAccess check of a recursive delete).
+    fn check_subtree(&self, dir: &Inode, path: &str) -> Result<(), FsError> {
+        let mut stack = vec![(dir.clone(), path.to_string())];
+        while let Some((d, dpath)) = stack.pop() {
+            self.caller.check(&d, ALL, &dpath)?;
+            super::read::for_each_child(self.view, d.id, |name, child| {
+                if child.is_dir() && child.children() > 0 {
+                    let cpath = format!("{}/{name}", dpath.trim_end_matches('/'));
+                    stack.push((child, cpath));
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
     }
 
     fn set_permission(&mut self, raw: &str, perm: Permission) -> Result<OpResult, FsError> {

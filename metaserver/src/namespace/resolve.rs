@@ -60,13 +60,19 @@ impl Resolved {
 /// were a measurable share of a create's cost).
 pub fn resolve<V: ReadView + ?Sized>(view: &V, path: FsPath) -> Result<Resolved, FsError> {
     let start = path.start.unwrap_or(ROOT_ID);
+    let not_found = || FsError::FileNotFound(format!("File does not exist: {}", path.prefix_text(0)));
     let first = view.inode(start)?.ok_or_else(|| {
         if path.start.is_some() {
-            FsError::FileNotFound(format!("File does not exist: {}", path.prefix_text(0)))
+            not_found()
         } else {
             FsError::Internal("root inode missing: store not formatted".into())
         }
     })?;
+    // An inode named by id must hang under the root: one in a subtree a
+    // recursive delete detached is gone (`namespace::reclaim`).
+    if path.start.is_some() && !super::reclaim::attached(view, start)? {
+        return Err(not_found());
+    }
     let mut inodes = Vec::with_capacity(path.components.len() + 1);
     inodes.push(first);
     let through_file = match view.walk(&path.components, &mut inodes)? {

@@ -298,11 +298,13 @@ impl Member {
         member.bootstrap().await?;
         let monitor = tokio::spawn(monitor_health(member.raft.clone(), member.health.clone(), checks));
         let blocks_monitor = tokio::spawn(member.data.clone().run_monitors());
-        let leadership = tokio::spawn(follow_leadership(member.raft.clone(), writes));
+        let leadership = tokio::spawn(follow_leadership(member.raft.clone(), writes.clone()));
+        let reclaimer = tokio::spawn(writes.run_reclaimer());
         let mut tasks = vec![
             monitor.abort_handle(),
             blocks_monitor.abort_handle(),
             leadership.abort_handle(),
+            reclaimer.abort_handle(),
         ];
         if t.snapshot_interval_secs > 0 {
             let snap = tokio::spawn(snapshot_by_time(member.raft.clone(), t.snapshot_interval_secs));
