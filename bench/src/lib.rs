@@ -26,6 +26,7 @@
 
 mod compare;
 mod datapath;
+mod delete;
 mod failover;
 pub mod faults;
 mod localns;
@@ -62,6 +63,8 @@ pub enum BenchCmd {
     Faults(faults::FaultArgs),
     /// Snapshot take, install on a new member, and restart-to-serving at a large namespace.
     Snapshot(snapshot::SnapshotArgs),
+    /// A recursive delete of a large subtree: the call's time, the reclaim's, and getFileInfo latency elsewhere meanwhile.
+    Delete(delete::DeleteArgs),
     /// {memory, rocksdb} x {apply, leader} at engine, raft and gRPC level, interleaved: one table (and --json, --plot).
     Compare(compare::CompareArgs),
 }
@@ -76,5 +79,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Faults(a) => faults::run(a).await,
         BenchCmd::Snapshot(a) => snapshot::run(a).await,
         BenchCmd::Compare(a) => compare::run(a).await,
+        BenchCmd::Delete(a) => delete::run(a).await,
     }
 }

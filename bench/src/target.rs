@@ -99,6 +99,14 @@ impl Bench {
         }
     }
 
+    /// The in-process member (raft level).
+    pub fn member(&self) -> Option<&Arc<Member>> {
+        match &self.target {
+            Target::Raft(m) => Some(m),
+            _ => None,
+        }
+    }
+
     /// The last log index of the in-process member (raft level).
     pub fn raft_log_index(&self) -> Option<u64> {
         match &self.target {

@@ -47,7 +47,7 @@ use super::ExecMode;
 use crate::locks::{LockPool, Wait};
 use crate::namespace::{
     check_ctx, format_batch, format_info, plan_reclaim, read, Applier, FormatInfo, Mutation, NsConfig, Overlay,
-    PlannedWrite, MAX_RECLAIM_INODES_PER_ENTRY,
+    PlannedWrite, ReclaimCursor, MAX_RECLAIM_INODES_PER_ENTRY,
 };
 use crate::store::Store;
 
@@ -117,6 +117,7 @@ pub struct Engine<S: Store> {
     /// `--exec leader`: the path locks and the planning state.
     locks: LockPool,
     epoch: Arc<LeaderEpoch>,
+    reclaim_cursor: Mutex<ReclaimCursor>,
     /// Held by the one caller that plans and commits queued writes.
     write_lock: Mutex<()>,
     /// [`caller_id`] of the thread that took `write_lock` last (0: none yet).
@@ -145,6 +146,7 @@ impl<S: Store> Engine<S> {
             mode,
             locks: LockPool::default(),
             epoch,
+            reclaim_cursor: Mutex::new(ReclaimCursor::default()),
             write_lock: Mutex::new(()),
             last_holder: AtomicU64::new(0),
             queue: Mutex::new(Vec::new()),
@@ -220,7 +222,8 @@ impl<S: Store> Engine<S> {
     pub fn reclaim_step(&self, time_ms: i64) -> Result<usize, FsError> {
         let planned = {
             let view = self.store.view();
-            plan_reclaim(&*view, MAX_RECLAIM_INODES_PER_ENTRY)?
+            let mut cursor = self.reclaim_cursor.lock();
+            plan_reclaim(&*view, MAX_RECLAIM_INODES_PER_ENTRY, &mut cursor)?
         };
         let Some(mutations) = planned else {
             return Ok(0);

@@ -36,7 +36,7 @@ use super::prepare::{lock_requests, Attempt, Preparer, MAX_PLAN_ATTEMPTS};
 use super::ExecMode;
 use crate::locks::{LockPool, PathLockRequest, Wait};
 use crate::namespace::{
-    check_ctx, plan_reclaim, Command, Mutation, NsConfig, PlannedWrite, MAX_LEADER_WRITES_IN_FLIGHT,
+    check_ctx, plan_reclaim, Command, Mutation, NsConfig, PlannedWrite, ReclaimCursor, MAX_LEADER_WRITES_IN_FLIGHT,
     MAX_RECLAIM_INODES_PER_ENTRY,
 };
 use crate::store::{Store, StoreError};
@@ -237,7 +237,7 @@ impl WritePipeline {
     /// (`namespace::reclaim`) and wait for it to be applied: inodes deleted
     /// or moved, 0 when nothing is detached or this member does not plan
     /// (it does not lead, or runs `--exec apply`).
-    pub async fn reclaim_step(&self) -> Result<usize, FsError> {
+    pub async fn reclaim_step(&self, cursor: &mut ReclaimCursor) -> Result<usize, FsError> {
         let Some(epoch) = self.epoch.borrow().clone() else {
             return Ok(0);
         };
@@ -246,7 +246,7 @@ impl WritePipeline {
         }
         let planned = {
             let view = self.store.latest_view();
-            plan_reclaim(&*view, MAX_RECLAIM_INODES_PER_ENTRY)?
+            plan_reclaim(&*view, MAX_RECLAIM_INODES_PER_ENTRY, cursor)?
         };
         let Some(mutations) = planned else {
             return Ok(0);
@@ -272,8 +272,9 @@ impl WritePipeline {
     /// step while there is work and this member leads, resting
     /// [`RECLAIM_IDLE_MS`] otherwise.
     pub async fn run_reclaimer(self: Arc<Self>) {
+        let mut cursor = ReclaimCursor::default();
         loop {
-            match self.reclaim_step().await {
+            match self.reclaim_step(&mut cursor).await {
                 Ok(0) => tokio::time::sleep(Duration::from_millis(RECLAIM_IDLE_MS)).await,
                 Ok(_) => {}
                 Err(e) => {

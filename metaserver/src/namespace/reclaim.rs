@@ -88,10 +88,32 @@ pub(crate) fn detach_mutations<V: ReadView + ?Sized>(
     Ok(m)
 }
 
+/// Where the next reclaim step starts listing (kept by the reclaimer
+/// between steps; only a hint: any position gives correct steps). Without
+/// it every step listed from the start of the detached directory, and of
+/// the directory it was emptying, and on RocksDB each step scanned past
+/// the entries the steps before it had deleted: 1M inodes took 358 s,
+/// against 6.6 s for 100k.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReclaimCursor {
+    /// Detached roots are listed after this name.
+    after_root: String,
+    /// A root partly emptied, and the last child name the steps took from it.
+    partial: Option<(InodeId, String)>,
+}
+
 /// One reclaim step: the mutations of the next bounded entry, or `None`
 /// when nothing is detached.
-pub fn plan_reclaim<V: ReadView + ?Sized>(view: &V, max_inodes: usize) -> Result<Option<Vec<Mutation>>, FsError> {
-    let roots = view.children(DETACHED_ID, "", MAX_RECLAIM_ROOTS_PER_ENTRY)?;
+pub fn plan_reclaim<V: ReadView + ?Sized>(
+    view: &V,
+    max_inodes: usize,
+    cursor: &mut ReclaimCursor,
+) -> Result<Option<Vec<Mutation>>, FsError> {
+    let mut roots = view.children(DETACHED_ID, &cursor.after_root, MAX_RECLAIM_ROOTS_PER_ENTRY)?;
+    if roots.is_empty() && !cursor.after_root.is_empty() {
+        *cursor = ReclaimCursor::default();
+        roots = view.children(DETACHED_ID, "", MAX_RECLAIM_ROOTS_PER_ENTRY)?;
+    }
     if roots.is_empty() {
         return Ok(None);
     }
@@ -102,8 +124,12 @@ pub fn plan_reclaim<V: ReadView + ?Sized>(view: &V, max_inodes: usize) -> Result
         if budget == 0 {
             break;
         }
+        let after = match &cursor.partial {
+            Some((id, name)) if *id == root => name.clone(),
+            _ => String::new(),
+        };
         let limit = budget;
-        let page = view.children(root, "", limit)?;
+        let page = view.children(root, &after, limit)?;
         let all_listed = page.len() < limit;
         for (name, child) in &page {
             let c = view
@@ -129,18 +155,27 @@ pub fn plan_reclaim<V: ReadView + ?Sized>(view: &V, max_inodes: usize) -> Result
         if all_listed && budget > 0 {
             muts.push(Mutation::Unlink {
                 parent: DETACHED_ID,
-                name: root_name,
+                name: root_name.clone(),
                 child: root,
             });
             muts.push(Mutation::DeleteInode(root));
             detached_delta -= 1;
             budget -= 1;
-        } else if !page.is_empty() {
-            muts.push(Mutation::TouchDir {
-                id: root,
-                mtime: 0,
-                children: -(page.len() as i64),
-            });
+            cursor.after_root = root_name;
+            cursor.partial = None;
+        } else {
+            if !page.is_empty() {
+                muts.push(Mutation::TouchDir {
+                    id: root,
+                    mtime: 0,
+                    children: -(page.len() as i64),
+                });
+            }
+            // The next step comes back to this root, after what it took.
+            if let Some((last, _)) = page.last() {
+                cursor.partial = Some((root, last.clone()));
+            }
+            break;
         }
     }
     if detached_delta != 0 {
