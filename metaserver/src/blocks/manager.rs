@@ -287,6 +287,11 @@ impl State {
 pub struct BlockManager {
     pub(crate) cfg: BlockManagerConfig,
     pub(crate) state: Mutex<State>,
+    /// Safe mode is known to be off: a write reads this without the
+    /// state's lock, so no namespace op waits behind a block report (the
+    /// automatic part never turns back on; an operator's `enter` clears it
+    /// under the lock).
+    safemode_off: std::sync::atomic::AtomicBool,
     /// Bumped whenever replicas change, for callers waiting on a block.
     reports: watch::Sender<u64>,
 }
@@ -310,6 +315,7 @@ impl BlockManager {
                 safe_complete: 0,
             }),
             reports: watch::channel(0).0,
+            safemode_off: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -725,9 +731,15 @@ impl BlockManager {
     /// namespace (or one whose blocks are all reported) leaves safe mode as
     /// soon as it is asked, not only at the next monitor run.
     pub fn in_safemode(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.safemode_off.load(Ordering::Acquire) {
+            return false;
+        }
         let mut st = self.state.lock();
         st.refresh_safemode(Instant::now());
-        st.safemode.is_on()
+        let on = st.safemode.is_on();
+        self.safemode_off.store(!on, Ordering::Release);
+        on
     }
 
     pub fn safemode_status(&self) -> SafeModeStatus {
@@ -737,11 +749,30 @@ impl BlockManager {
     }
 
     pub fn safemode_enter(&self) {
-        self.state.lock().safemode.enter();
+        let mut st = self.state.lock();
+        st.safemode.enter();
+        self.safemode_off.store(false, std::sync::atomic::Ordering::Release);
     }
 
     pub fn safemode_leave(&self) {
-        self.state.lock().safemode.leave();
+        let mut st = self.state.lock();
+        st.safemode.leave();
+        self.safemode_off.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Hold the block manager's lock for `hold` on another thread, as a
+    /// long block report would (tests: namespace ops must not wait on it).
+    #[doc(hidden)]
+    pub fn hold_lock_for_test(self: &std::sync::Arc<Self>, hold: std::time::Duration) -> std::thread::JoinHandle<()> {
+        let me = self.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let h = std::thread::spawn(move || {
+            let _st = me.state.lock();
+            tx.send(()).expect("the caller waits for the lock to be held");
+            std::thread::sleep(hold);
+        });
+        rx.recv().expect("the holder took the lock");
+        h
     }
 
     /// Every registered DataNode, as `dfsadmin -report` shows them.
