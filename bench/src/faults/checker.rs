@@ -1,22 +1,28 @@
-//! Linearizability checking of a recorded history against a per-path model.
+//! Linearizability checking of a recorded history against a model of
+//! pairs of paths.
 //!
-//! Every keyed operation touches exactly one path, whose state is a small
-//! register: absent, a file with a mode, or a directory with a mode. Since
-//! operations on different paths commute, the history is linearizable iff
-//! each path's sub-history is (P-compositionality), and each one is checked
-//! alone with the Wing–Gong–Lowe search: walk the events in time order;
-//! at a call, try to linearize that operation now (the model must accept its
-//! recorded output) and remember the configuration (linearized set, state)
-//! so no configuration is explored twice; at a return whose operation was
-//! not linearized yet, backtrack.
+//! Keyed operations touch the paths `k<i>`. Paths `k<2j>` and `k<2j+1>` form
+//! pair `j`: every operation touches one path of one pair (create, mkdirs,
+//! delete, setPermission, getFileInfo) or both paths of one pair (rename2,
+//! without overwrite, from one to the other), so pairs are the objects of
+//! the model. A path's state is a small register: absent, a file with a
+//! mode, or a directory with a mode; a pair's state is its two registers.
+//! Since operations on different pairs commute, the history is
+//! linearizable iff each pair's sub-history is (P-compositionality), and
+//! each one is checked alone with the Wing–Gong–Lowe search: walk the events
+//! in time order; at a call, try to linearize that operation now (the model
+//! must accept its recorded output) and remember the configuration
+//! (linearized set, state) so no configuration is explored twice; at a
+//! return whose operation was not linearized yet, backtrack.
 //!
 //! An operation whose outcome the client never learned (the call timed out
 //! or failed with a retryable error after its retries) has no return event
 //! and no recorded output: it may be linearized anywhere after its call, or
 //! not at all, since it may never have reached the log.
 //!
-//! Caveat: rename touches two paths and is not in the model; renames are
-//! covered by the restart and failover tests' presence checks instead.
+//! A rename applied twice (a retry after failover not answered from the
+//! retry table) answers its own client FileNotFound, which the model
+//! refuses: the source is where the first application left it, gone.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -34,10 +40,15 @@ pub const NEW_FILE_MODE: u16 = 0o644;
 /// Mode of a directory made without a permission (0777 less the umask 022).
 pub const NEW_DIR_MODE: u16 = 0o755;
 
+/// The state of one pair of paths (see the module docs).
+pub type PairState = [Value; 2];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Input {
     /// create(overwrite = false).
     Create,
+    /// rename2(overwrite = false) of the path to the other path of its pair.
+    Rename,
     /// mkdirs.
     Mkdir,
     /// delete(recursive = true).
@@ -90,10 +101,42 @@ impl fmt::Display for Op {
     }
 }
 
-/// The model: the state after `input` in `state`, if `output` (when known)
-/// is what the operation returns there.
+/// The pair `key`'s path belongs to, and its place in the pair.
+pub fn pair_of(key: usize) -> (usize, usize) {
+    (key / 2, key % 2)
+}
+
+/// The model on a pair: the state after `input` on the pair's path `slot`,
+/// if `output` (when known) is what the operation returns there.
+pub fn step_pair(state: PairState, slot: usize, input: Input, output: Option<&Output>) -> Option<PairState> {
+    if input == Input::Rename {
+        let (src, dst) = (slot, 1 - slot);
+        let (next, expected) = match (state[src], state[dst]) {
+            (Value::Absent, _) => (state, Output::FileNotFound),
+            (_, Value::File(_) | Value::Dir(_)) => (state, Output::Exists),
+            (moved, Value::Absent) => {
+                let mut n = state;
+                n[dst] = moved;
+                n[src] = Value::Absent;
+                (n, Output::Done)
+            }
+        };
+        return match output {
+            None => Some(next),
+            Some(o) if *o == expected => Some(next),
+            Some(_) => None,
+        };
+    }
+    let mut next = state;
+    next[slot] = step(state[slot], input, output)?;
+    Some(next)
+}
+
+/// The model on one path: the state after `input` in `state`, if `output`
+/// (when known) is what the operation returns there.
 pub fn step(state: Value, input: Input, output: Option<&Output>) -> Option<Value> {
     let (next, expected) = match (input, state) {
+        (Input::Rename, _) => unreachable!("a rename is a pair's operation (step_pair)"),
         (Input::Create, Value::Absent) => (Value::File(NEW_FILE_MODE), Output::Done),
         (Input::Create, s) => (s, Output::Exists),
         (Input::Mkdir, Value::Absent) => (Value::Dir(NEW_DIR_MODE), Output::Done),
@@ -148,7 +191,7 @@ pub enum KeyVerdict {
     TooLarge,
 }
 
-/// Check one path's operations (initial state: absent).
+/// Check one pair's operations (initial state: both paths absent).
 pub fn check_key(ops: &[Op]) -> KeyVerdict {
     // Events: (time, is_return, op). Calls sort before returns at equal
     // times, which treats touching operations as concurrent.
@@ -192,16 +235,16 @@ pub fn check_key(ops: &[Op]) -> KeyVerdict {
 
     let words = ops.len().div_ceil(64);
     let mut linearized = vec![0u64; words];
-    let mut seen: HashSet<(Vec<u64>, Value)> = HashSet::new();
-    let mut stack: Vec<(usize, Value)> = Vec::new();
-    let mut state = Value::Absent;
+    let mut seen: HashSet<(Vec<u64>, PairState)> = HashSet::new();
+    let mut stack: Vec<(usize, PairState)> = Vec::new();
+    let mut state = [Value::Absent; 2];
     let mut deepest = (0usize, NIL);
     let mut entry = next[head];
     while entry != NIL {
         let (_, is_ret, op) = events[entry];
         if !is_ret {
             let o = &ops[op];
-            if let Some(s) = step(state, o.input, o.output.as_ref()) {
+            if let Some(s) = step_pair(state, pair_of(o.key).1, o.input, o.output.as_ref()) {
                 linearized[op / 64] |= 1 << (op % 64);
                 if seen.insert((linearized.clone(), s)) {
                     if seen.len() > MAX_CONFIGURATIONS_PER_KEY {
@@ -241,11 +284,11 @@ pub fn check_key(ops: &[Op]) -> KeyVerdict {
     KeyVerdict::Linearizable
 }
 
-/// Check a whole history: every path alone. Returns the first violation.
+/// Check a whole history: every pair alone. Returns the first violation.
 pub fn check(history: &[Op], keys: usize) -> Result<CheckStats, Box<Violation>> {
     let mut stats = CheckStats::default();
-    for key in 0..keys {
-        let ops: Vec<Op> = history.iter().filter(|o| o.key == key).cloned().collect();
+    for pair in 0..keys.div_ceil(2) {
+        let ops: Vec<Op> = history.iter().filter(|o| pair_of(o.key).0 == pair).cloned().collect();
         match check_key(&ops) {
             KeyVerdict::Linearizable => {}
             KeyVerdict::TooLarge => stats.inconclusive_keys += 1,
@@ -260,7 +303,7 @@ pub fn check(history: &[Op], keys: usize) -> Result<CheckStats, Box<Violation>> 
                     .cloned()
                     .collect();
                 return Err(Box::new(Violation {
-                    key,
+                    key: b.key,
                     blocked: b,
                     concurrent,
                 }));
@@ -272,7 +315,7 @@ pub fn check(history: &[Op], keys: usize) -> Result<CheckStats, Box<Violation>> 
 
 #[derive(Debug, Default)]
 pub struct CheckStats {
-    /// Paths whose search hit [`MAX_CONFIGURATIONS_PER_KEY`].
+    /// Pairs whose search hit [`MAX_CONFIGURATIONS_PER_KEY`].
     pub inconclusive_keys: usize,
 }
 
@@ -377,6 +420,65 @@ mod tests {
         assert!(matches!(check_key(&early), KeyVerdict::Violation(_)));
     }
 
+    fn on(key: usize, o: Op) -> Op {
+        Op { key, ..o }
+    }
+
+    #[test]
+    fn renames_move_between_the_paths_of_a_pair() {
+        let h = vec![
+            op(0, Input::Create, Some(Output::Done), 0, Some(1)),
+            op(0, Input::Rename, Some(Output::Done), 2, Some(3)),
+            op(0, Input::Stat, Some(Output::Stat(Value::Absent)), 4, Some(5)),
+            on(
+                1,
+                op(0, Input::Stat, Some(Output::Stat(Value::File(0o644))), 6, Some(7)),
+            ),
+            // Back, then the source is gone and the destination taken.
+            on(1, op(0, Input::Rename, Some(Output::Done), 8, Some(9))),
+            on(1, op(0, Input::Rename, Some(Output::FileNotFound), 10, Some(11))),
+            op(0, Input::Mkdir, Some(Output::Exists), 12, Some(13)),
+            on(1, op(0, Input::Mkdir, Some(Output::Done), 14, Some(15))),
+            op(0, Input::Rename, Some(Output::Exists), 16, Some(17)),
+        ];
+        assert_eq!(check_key(&h), KeyVerdict::Linearizable);
+    }
+
+    #[test]
+    fn a_rename_applied_twice_is_a_violation() {
+        // Retried after a failover and run again instead of answered from
+        // the retry table: the source is gone, so its own client gets
+        // FileNotFound for a rename that (once) succeeded.
+        let h = vec![
+            op(0, Input::Create, Some(Output::Done), 0, Some(1)),
+            op(0, Input::Rename, Some(Output::FileNotFound), 2, Some(3)),
+        ];
+        assert!(matches!(check_key(&h), KeyVerdict::Violation(_)));
+        // With a concurrent rename back, FileNotFound fits again.
+        let fits = vec![
+            op(0, Input::Create, Some(Output::Done), 0, Some(1)),
+            op(0, Input::Rename, Some(Output::Done), 2, Some(10)),
+            on(1, op(1, Input::Rename, Some(Output::Done), 3, Some(9))),
+            op(2, Input::Rename, Some(Output::FileNotFound), 4, Some(8)),
+        ];
+        assert_eq!(check_key(&fits), KeyVerdict::Linearizable);
+    }
+
+    #[test]
+    fn pairs_are_checked_apart() {
+        // Key 2 is pair 1's first path: its create does not make key 0 exist.
+        let h = vec![
+            on(2, op(0, Input::Create, Some(Output::Done), 0, Some(1))),
+            op(1, Input::Stat, Some(Output::Stat(Value::Absent)), 2, Some(3)),
+        ];
+        assert!(check(&h, 4).is_ok());
+        let bad = vec![
+            on(2, op(0, Input::Create, Some(Output::Done), 0, Some(1))),
+            on(2, op(1, Input::Stat, Some(Output::Stat(Value::Absent)), 2, Some(3))),
+        ];
+        assert!(check(&bad, 4).is_err());
+    }
+
     #[test]
     fn an_unexpected_error_is_a_violation() {
         let h = vec![op(
@@ -412,6 +514,7 @@ mod tests {
                 (Input::Chmod(_), Value::Absent) => Output::FileNotFound,
                 (Input::Chmod(_), _) => Output::Done,
                 (Input::Stat, s) => Output::Stat(s),
+                (Input::Rename, _) => unreachable!("this history has no renames"),
             };
             state = next;
             h.push(op(i % 16, input, Some(out), t.saturating_sub(40), Some(t + 40)));

@@ -182,7 +182,7 @@ async fn run_one(a: &FaultArgs, seed: u64) -> anyhow::Result<bool> {
     let mut history: Vec<Op> = logs.iter_mut().flat_map(|l| std::mem::take(&mut l.ops)).collect();
     for key in 0..a.keys {
         let call_ns = started.elapsed().as_nanos() as u64;
-        let output = workload::call(&admin, &w.key_path(key), Input::Stat).await;
+        let output = workload::call(&admin, &w.key_path(key), &w.key_path(key ^ 1), Input::Stat).await;
         history.push(Op {
             client: a.clients,
             key,

@@ -3,8 +3,9 @@
 //! Each client is its own SDK `FileSystem` (its own client id, so its
 //! retries are answered from the retry table) and draws its calls from its
 //! own seeded generator: mostly calls on a few contended paths
-//! (`<base>/k<i>`: create, mkdirs, delete, setPermission, getFileInfo) whose
-//! history the checker verifies, and some creates of paths only it writes
+//! (`<base>/k<i>`: create, mkdirs, delete, setPermission, getFileInfo, and
+//! rename2 to the other path of its pair `k<i^1>`) whose history the
+//! checker verifies, and some creates of paths only it writes
 //! (`<base>/u/c<client>-<n>`), which must all exist at the end and must
 //! each have answered "created" exactly once. Half the clients read from
 //! followers with read-index (linearizable) reads, so that path is checked
@@ -94,15 +95,16 @@ impl Workload {
             }
             let key = rng.gen_range(0..self.keys);
             let input = match rng.gen_range(0..100) {
-                0..20 => Input::Create,
-                20..35 => Input::Mkdir,
-                35..55 => Input::Delete,
-                55..75 => Input::Chmod(rng.gen_range(0o100..=0o777)),
+                0..18 => Input::Create,
+                18..31 => Input::Mkdir,
+                31..49 => Input::Delete,
+                49..65 => Input::Chmod(rng.gen_range(0o100..=0o777)),
+                65..80 => Input::Rename,
                 _ => Input::Stat,
             };
             let path = self.key_path(key);
             let call_ns = self.now_ns();
-            let output = call(&fs, &path, input).await;
+            let output = call(&fs, &path, &self.key_path(key ^ 1), input).await;
             let ret_ns = output.as_ref().map(|_| self.now_ns());
             log.ops.push(Op {
                 client: c,
@@ -120,10 +122,12 @@ impl Workload {
 /// Share of calls that are unique creates, percent.
 const UNIQUE_PERCENT: u32 = 20;
 
-/// Make one keyed call; `None` when its outcome is unknown.
-pub async fn call(fs: &FileSystem, path: &str, input: Input) -> Option<Output> {
+/// Make one keyed call on `path` (`other`: the other path of its pair, a
+/// rename's destination); `None` when its outcome is unknown.
+pub async fn call(fs: &FileSystem, path: &str, other: &str, input: Input) -> Option<Output> {
     let r = match input {
         Input::Create => fs.create(path, false).await.map(|_| Output::Done),
+        Input::Rename => fs.rename2(path, other, false).await.map(|_| Output::Done),
         Input::Mkdir => fs.mkdirs(path, None).await.map(|made| {
             if made {
                 Output::Done
