@@ -100,10 +100,28 @@ pub async fn open_single_member(
         blocks: crate::blocks::BlockManagerConfig::default(),
         lease_hard_limit_ms: crate::server::DEFAULT_LEASE_HARD_LIMIT_MS,
     };
-    let member = Member::open(&cfg).await?;
+    // A member shut down in this process releases its RocksDB lock file
+    // only once its Raft tasks have wound down (they end after `shutdown`
+    // returns); a new process never meets this.
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(REOPEN_WAIT_MS);
+    let member = loop {
+        match Member::open(&cfg).await {
+            Err(FsError::Storage(m)) if m.contains("lock hold by current process") => {
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(FsError::Storage(m));
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            r => break r?,
+        }
+    };
     wait_serving(&member).await?;
     Ok(member)
 }
+
+/// How long [`open_single_member`] waits for a member shut down in this
+/// process to release its store.
+pub const REOPEN_WAIT_MS: u64 = 10_000;
 
 /// How long [`wait_serving`] waits (a restart at millions of inodes included).
 pub const SERVING_WAIT_MS: u64 = 60_000;

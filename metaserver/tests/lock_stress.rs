@@ -182,7 +182,7 @@ fn random_two_path_locks_neither_deadlock_nor_lose_updates() {
                     let wait = if rng.gen_bool(0.2) { Wait::Try } else { Wait::Block };
                     let locks = match lock_paths(&pool, &*store, &reqs, wait) {
                         Ok(l) => l.locks,
-                        Err(raftfs_metaserver::locks::LockError::WouldBlock) => continue,
+                        Err(raftfs_metaserver::locks::LockError::WouldBlock(_)) => continue,
                         Err(e) => panic!("seed {seed}: lock {reqs:?}: {e}"),
                     };
                     // Everything this thread may write: inodes held in

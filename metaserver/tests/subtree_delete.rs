@@ -305,10 +305,10 @@ fn a_member_reclaims_in_the_background_and_after_a_restart() {
         assert_eq!(member.call(ctx(call), del).await, Ok(OpResult::Bool(true)));
         // Stop it as soon as some, not all, of it is reclaimed.
         let store = member.shared().store.clone();
-        let total = detached_inodes(&*store).unwrap();
+        let total = detached_inodes(&*store.view()).unwrap();
         assert!(total >= files, "detached {total}");
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while detached_inodes(&*store).unwrap() == total && std::time::Instant::now() < deadline {
+        while detached_inodes(&*store.view()).unwrap() == total && std::time::Instant::now() < deadline {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         member.shutdown().await;
@@ -325,7 +325,7 @@ fn a_member_reclaims_in_the_background_and_after_a_restart() {
         let store = member.shared().store.clone();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         loop {
-            let left = detached_inodes(&*store).unwrap();
+            let left = detached_inodes(&*store.view()).unwrap();
             if left == 0 {
                 break;
             }

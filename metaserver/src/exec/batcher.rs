@@ -62,20 +62,37 @@ pub type Pack<T> = fn(i64, Vec<T>) -> Command;
 /// A queue of writes of one kind (ops, or planned deltas) and its proposer task.
 pub struct Batcher<T> {
     tx: mpsc::Sender<Item<T>>,
-}
-
-impl<T> Clone for Batcher<T> {
-    fn clone(&self) -> Self {
-        Batcher { tx: self.tx.clone() }
-    }
+    stop: tokio::sync::watch::Sender<bool>,
+    task: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl<T: Send + 'static> Batcher<T> {
     /// Start the proposer task; `max` (1..=[`MAX_OPS_PER_ENTRY`]) bounds the writes per entry.
     pub fn start(proposer: Arc<dyn Proposer>, max: usize, pack: Pack<T>) -> Batcher<T> {
         let (tx, rx) = mpsc::channel(MAX_QUEUED_WRITES);
-        tokio::spawn(propose_loop(proposer, rx, max.clamp(1, MAX_OPS_PER_ENTRY), pack));
-        Batcher { tx }
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(propose_loop(
+            proposer,
+            rx,
+            stopped,
+            max.clamp(1, MAX_OPS_PER_ENTRY),
+            pack,
+        ));
+        Batcher {
+            tx,
+            stop,
+            task: parking_lot::Mutex::new(Some(task)),
+        }
+    }
+
+    /// Stop the proposer task and wait until it is gone (it holds the
+    /// proposer, and through it the member's Raft node and store).
+    pub async fn shutdown(&self) {
+        self.stop.send_replace(true);
+        let task = self.task.lock().take();
+        if let Some(t) = task {
+            let _ = t.await;
+        }
     }
 
     /// Queue one write (planned in `term`, if on the leader, at log time
@@ -99,6 +116,7 @@ impl<T: Send + 'static> Batcher<T> {
 async fn propose_loop<T: Send + 'static>(
     proposer: Arc<dyn Proposer>,
     mut rx: mpsc::Receiver<Item<T>>,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
     max: usize,
     pack: Pack<T>,
 ) {
@@ -107,9 +125,12 @@ async fn propose_loop<T: Send + 'static>(
     loop {
         let first = match carried.take() {
             Some(i) => i,
-            None => match rx.recv().await {
-                Some(i) => i,
-                None => return,
+            None => tokio::select! {
+                i = rx.recv() => match i {
+                    Some(i) => i,
+                    None => return,
+                },
+                _ = stopped.wait_for(|s| *s) => return,
             },
         };
         let Ok(permit) = slots.clone().acquire_owned().await else {

@@ -194,7 +194,7 @@ impl<S: Store> Engine<S> {
         for _ in 0..MAX_PLAN_ATTEMPTS {
             match p.attempt(Wait::Block) {
                 Attempt::Answered(r) => return r,
-                Attempt::Again | Attempt::WouldBlock => continue,
+                Attempt::Again | Attempt::WouldBlock(_) => continue,
                 Attempt::Propose { write, hold } => match self.commit(Work::Planned(write), time) {
                     Ok(r) => {
                         hold.finish(true);

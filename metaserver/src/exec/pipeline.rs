@@ -9,9 +9,11 @@
 //! holds everything earlier terms committed. Until then a write waits (at
 //! most [`EPOCH_WAIT_MS`]); on a member that does not lead it is answered
 //! where the leader is. The write takes its locks without waiting on the
-//! async worker thread, or, when a lock is busy, takes them all again on a
-//! blocking thread (never waiting for a lock on a thread that runs other
-//! writes' futures); it is planned, its quota reserved, and its delta
+//! async worker thread; when a lock is busy it releases what it took,
+//! awaits that lock's release (a waker, not a thread) and tries again, and
+//! after [`MAX_ASYNC_LOCK_WAITS`] such waits takes them all blocking on a
+//! blocking thread, where it queues fairly (never waiting for a lock on a
+//! thread that runs other writes' futures); it is planned, its quota reserved, and its delta
 //! queued for the next `Command::Deltas` entry of the epoch's term, which
 //! is proposed only if the member still leads in that term. Locks are
 //! released once the entry is applied (or the proposal failed). A delta
@@ -44,6 +46,10 @@ use crate::store::{Store, StoreError};
 /// How long a write on a new leader waits for its term's blank entry to be
 /// applied before it is answered `Unavailable` (the client retries).
 pub const EPOCH_WAIT_MS: u64 = 2_000;
+
+/// Times a write waits asynchronously for a busy lock before it takes its
+/// locks blocking, on a blocking thread (queued fairly behind readers).
+pub const MAX_ASYNC_LOCK_WAITS: usize = 8;
 
 /// How long the reclaimer rests when nothing is detached (or this member
 /// does not lead) before it looks again.
@@ -109,6 +115,13 @@ impl WritePipeline {
 
     pub fn mode(&self) -> ExecMode {
         self.mode
+    }
+
+    /// Stop proposing (the proposer tasks hold the member's Raft node and
+    /// store) and wait until the tasks are gone.
+    pub async fn shutdown(&self) {
+        self.ops.shutdown().await;
+        self.deltas.shutdown().await;
     }
 
     /// The term writes are planned in now, if any.
@@ -179,7 +192,10 @@ impl WritePipeline {
             .map_err(|_| FsError::Unavailable("member is shutting down".into()))?;
         let time_ms = epoch.clock(now_ms());
         let mut requests = lock_requests(&op);
-        for _ in 0..MAX_PLAN_ATTEMPTS {
+        let mut async_waits = 0;
+        let mut attempts = 0;
+        while attempts < MAX_PLAN_ATTEMPTS {
+            attempts += 1;
             let attempt = {
                 let mut p = Preparer {
                     epoch: &epoch,
@@ -196,7 +212,16 @@ impl WritePipeline {
                 a
             };
             let attempt = match attempt {
-                Attempt::WouldBlock => {
+                // Wait for the busy lock's release without a thread, a few
+                // times; then take every lock blocking on a blocking
+                // thread, where a waiting writer is queued fairly (try and
+                // wait again could starve it behind a stream of readers).
+                Attempt::WouldBlock(busy) if async_waits < MAX_ASYNC_LOCK_WAITS => {
+                    async_waits += 1;
+                    busy.wait().await;
+                    continue;
+                }
+                Attempt::WouldBlock(_) => {
                     let (a, r) = self
                         .attempt_blocking(&epoch, &cfg, &ctx, &op, time_ms, std::mem::take(&mut requests))
                         .await?;
@@ -207,7 +232,7 @@ impl WritePipeline {
             };
             match attempt {
                 Attempt::Answered(r) => return r,
-                Attempt::Again | Attempt::WouldBlock => continue,
+                Attempt::Again | Attempt::WouldBlock(_) => continue,
                 Attempt::Propose { write, hold } => {
                     match self.deltas.submit(Some(epoch.term), time_ms, write).await {
                         Ok(Ok(r)) => {

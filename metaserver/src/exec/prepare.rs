@@ -14,7 +14,7 @@ use std::sync::Arc;
 use raftfs_proto::{codec, CallCtx, FsError, Op, OpResult};
 
 use super::epoch::{charges_of, LeaderEpoch, Reservation};
-use crate::locks::{lock_paths, LockError, LockPool, Locked, PathLockRequest, PathLocks, PathMode, Wait};
+use crate::locks::{lock_paths, Busy, LockError, LockPool, Locked, PathLockRequest, PathLocks, PathMode, Wait};
 use crate::namespace::{
     check_ctx, is_cached_in_retry_table, live_retry, plan_on_leader, LeaderEnv, NsConfig, PlannedWrite,
 };
@@ -31,8 +31,9 @@ pub enum Attempt {
     Answered(Result<OpResult, FsError>),
     /// Propose `write`; keep `hold` until it is applied or known lost.
     Propose { write: PlannedWrite, hold: Hold },
-    /// A lock was busy (only with [`Wait::Try`]): nothing is held.
-    WouldBlock,
+    /// A lock was busy (only with [`Wait::Try`]): nothing is held; wait
+    /// for it ([`Busy::wait`]) or take every lock again blocking.
+    WouldBlock(Busy),
     /// Plan again (a stronger lock is now requested, or a reservation lost a race).
     Again,
 }
@@ -141,7 +142,7 @@ impl<'a, S: Store + ?Sized> Preparer<'a, S> {
     fn try_attempt(&mut self, wait: Wait) -> Result<Attempt, FsError> {
         let Locked { locks, view } = match lock_paths(self.pool, self.store, &self.requests, wait) {
             Ok(l) => l,
-            Err(LockError::WouldBlock) => return Ok(Attempt::WouldBlock),
+            Err(LockError::WouldBlock(busy)) => return Ok(Attempt::WouldBlock(busy)),
             Err(LockError::Moving(id)) => {
                 return Err(FsError::Unavailable(format!(
                     "inode {id} kept moving while its path was being locked"

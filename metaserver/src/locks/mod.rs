@@ -66,6 +66,6 @@ pub use path_locks::{
     MAX_PATHS_PER_OPERATION,
 };
 pub use pool::{
-    HeldLock, LockKey, LockMode, LockPool, LOCK_POOL_HIGH_WATERMARK_ENTRIES, LOCK_POOL_LOW_WATERMARK_ENTRIES,
+    Busy, HeldLock, LockKey, LockMode, LockPool, LOCK_POOL_HIGH_WATERMARK_ENTRIES, LOCK_POOL_LOW_WATERMARK_ENTRIES,
     MAX_THREAD_CACHED_ENTRIES,
 };

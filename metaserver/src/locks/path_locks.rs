@@ -38,7 +38,7 @@
 
 use compact_str::CompactString;
 
-use super::pool::{HeldLock, LockKey, LockMode, LockPool};
+use super::pool::{Busy, HeldLock, LockKey, LockMode, LockPool};
 use crate::inode::{Inode, InodeId, ROOT_ID};
 use crate::path::FsPath;
 use crate::store::{ReadView, Store, StoreError};
@@ -71,9 +71,10 @@ pub struct PathLockRequest {
 /// Why locking did not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
-    /// A lock was taken by someone else (only with [`Wait::Try`]); nothing is held.
+    /// A lock was taken by someone else (only with [`Wait::Try`]); nothing
+    /// is held. Await [`Busy::wait`] before trying again.
     #[error("a lock is held by another operation")]
-    WouldBlock,
+    WouldBlock(Busy),
     /// A path named by inode id kept moving while it was being locked.
     #[error("inode {0} moved while it was being locked, {MAX_LOCK_WALK_ATTEMPTS} times")]
     Moving(InodeId),
@@ -194,10 +195,10 @@ enum Step {
 
 impl<'a, S: Store + ?Sized> Walker<'a, S> {
     fn take(&mut self, key: LockKey, mode: LockMode) -> Result<(), LockError> {
-        let h = match self.pool.try_lock(key.clone(), mode) {
-            Some(h) => h,
-            None if self.wait == Wait::Try => return Err(LockError::WouldBlock),
-            None => {
+        let h = match self.pool.try_lock_or_busy(key.clone(), mode) {
+            Ok(h) => h,
+            Err(busy) if self.wait == Wait::Try => return Err(LockError::WouldBlock(busy)),
+            Err(_) => {
                 self.view = None;
                 self.pool.lock(key, mode)
             }

@@ -20,7 +20,10 @@
 //!
 //! A [`HeldLock`] unlocks on drop, from any thread (the raw lock is not
 //! tied to the thread that took it), which lets an async caller take locks
-//! on a blocking thread and release them on another.
+//! on a blocking thread and release them on another. An async caller that
+//! finds a lock busy awaits its release ([`Busy::wait`]) rather than
+//! blocking a thread: a release wakes such waiters (and costs nothing more
+//! when there are none).
 
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -77,6 +80,57 @@ pub enum LockMode {
 
 struct Entry {
     raw: RawRwLock,
+    /// Callers waiting asynchronously for this lock ([`Busy::wait`]), and
+    /// how a release wakes them (only when there are some).
+    waiters: AtomicUsize,
+    released: tokio::sync::Notify,
+}
+
+impl Entry {
+    fn new() -> Entry {
+        Entry {
+            raw: RawRwLock::INIT,
+            waiters: AtomicUsize::new(0),
+            released: tokio::sync::Notify::new(),
+        }
+    }
+}
+
+/// A lock that could not be taken without waiting ([`LockPool::try_lock`]
+/// failed): an async caller awaits [`Busy::wait`] instead of blocking a
+/// thread, then tries again.
+pub struct Busy {
+    entry: Arc<Entry>,
+    mode: LockMode,
+}
+
+impl Busy {
+    /// Wait until the lock may be free for the mode that was refused.
+    pub async fn wait(self) {
+        let e = &self.entry;
+        e.waiters.fetch_add(1, Ordering::SeqCst);
+        let released = e.released.notified();
+        tokio::pin!(released);
+        released.as_mut().enable();
+        std::sync::atomic::fence(Ordering::SeqCst);
+        // Counted, then registered, then looked at: a release after the
+        // look wakes us; one before it left the lock free (or taken by
+        // someone whose release will).
+        let busy = match self.mode {
+            LockMode::Read => e.raw.is_locked_exclusive(),
+            LockMode::Write => e.raw.is_locked(),
+        };
+        if busy {
+            released.await;
+        }
+        e.waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl std::fmt::Debug for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Busy({:?})", self.mode)
+    }
 }
 
 /// One shard of the pool: key → its entry.
@@ -108,6 +162,15 @@ impl Drop for HeldLock {
                 LockMode::Read => self.entry.raw.unlock_shared(),
                 LockMode::Write => self.entry.raw.unlock_exclusive(),
             }
+        }
+        // The unlock above is a release store and the count below a load:
+        // without a full fence between them the load may be served before
+        // the store is visible, and a waiter that counted itself meanwhile
+        // could still see the lock held and never be woken (the waiter
+        // fences the other way round in `Busy::wait`).
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.entry.waiters.load(Ordering::SeqCst) > 0 {
+            self.entry.released.notify_waiters();
         }
     }
 }
@@ -184,7 +247,7 @@ impl LockPool {
             match map.get(key) {
                 Some(e) => (e.clone(), false),
                 None => {
-                    let e = Arc::new(Entry { raw: RawRwLock::INIT });
+                    let e = Arc::new(Entry::new());
                     map.insert(key.clone(), e.clone());
                     (e, true)
                 }
@@ -218,6 +281,11 @@ impl LockPool {
 
     /// Lock `key` in `mode` if that needs no waiting.
     pub fn try_lock(&self, key: LockKey, mode: LockMode) -> Option<HeldLock> {
+        self.try_lock_or_busy(key, mode).ok()
+    }
+
+    /// Lock `key` in `mode` if that needs no waiting; else what to wait on.
+    pub fn try_lock_or_busy(&self, key: LockKey, mode: LockMode) -> Result<HeldLock, Busy> {
         let entry = self.reference(&key);
         let locked = match mode {
             LockMode::Read => entry.raw.try_lock_shared(),
@@ -226,9 +294,9 @@ impl LockPool {
         // Not `then_some`: a HeldLock built for a failed attempt would
         // unlock, on drop, a lock it never took.
         if locked {
-            Some(HeldLock { entry, mode, key })
+            Ok(HeldLock { entry, mode, key })
         } else {
-            None
+            Err(Busy { entry, mode })
         }
     }
 
@@ -292,6 +360,41 @@ mod tests {
         }
         drop(held);
         assert!(pool.try_lock(LockKey::Inode(3), LockMode::Write).is_some());
+    }
+
+    #[test]
+    fn an_async_waiter_wakes_when_the_lock_is_released() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let pool = Arc::new(LockPool::default());
+        let w = pool.lock(LockKey::Inode(5), LockMode::Write);
+        let busy = pool
+            .try_lock_or_busy(LockKey::Inode(5), LockMode::Read)
+            .expect_err("held in WRITE");
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(w);
+        });
+        rt.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(10), busy.wait())
+                .await
+                .expect("woken by the release");
+        });
+        release.join().unwrap();
+        assert!(pool.try_lock(LockKey::Inode(5), LockMode::Read).is_some());
+        // A lock already free does not wait at all.
+        let free = pool.lock(LockKey::Inode(6), LockMode::Read);
+        let busy = pool
+            .try_lock_or_busy(LockKey::Inode(6), LockMode::Write)
+            .expect_err("read-locked");
+        drop(free);
+        rt.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(10), busy.wait())
+                .await
+                .expect("free already");
+        });
     }
 
     #[test]

@@ -207,7 +207,7 @@ pub fn attached<V: ReadView + ?Sized>(view: &V, id: InodeId) -> Result<bool, FsE
 }
 
 /// Inodes left to reclaim: the detached subtrees' sizes (a walk; tests
-/// and benchmarks).
+/// and benchmarks). Give it a snapshot view while a reclaimer runs.
 pub fn detached_inodes<V: ReadView + ?Sized>(view: &V) -> Result<u64, FsError> {
     let mut n = 0u64;
     let mut stack = vec![DETACHED_ID];

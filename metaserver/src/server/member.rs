@@ -131,8 +131,9 @@ pub struct Member {
     addrs: BTreeMap<u64, String>,
     failpoints: Failpoints,
     health: Arc<parking_lot::RwLock<Health>>,
-    /// Background tasks (health monitor, timed snapshots), stopped at shutdown.
-    tasks: parking_lot::Mutex<Vec<tokio::task::AbortHandle>>,
+    /// Background tasks (health and block monitors, leadership, reclaimer,
+    /// timed snapshots), stopped at shutdown.
+    tasks: parking_lot::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     reads_served: AtomicU64,
     /// Read indexes from the leader, for linearizable follower reads.
     /// The leader's read index for linearizable follower reads.
@@ -300,15 +301,12 @@ impl Member {
         let blocks_monitor = tokio::spawn(member.data.clone().run_monitors());
         let leadership = tokio::spawn(follow_leadership(member.raft.clone(), writes.clone()));
         let reclaimer = tokio::spawn(writes.run_reclaimer());
-        let mut tasks = vec![
-            monitor.abort_handle(),
-            blocks_monitor.abort_handle(),
-            leadership.abort_handle(),
-            reclaimer.abort_handle(),
-        ];
+        let mut tasks = vec![monitor, blocks_monitor, leadership, reclaimer];
         if t.snapshot_interval_secs > 0 {
-            let snap = tokio::spawn(snapshot_by_time(member.raft.clone(), t.snapshot_interval_secs));
-            tasks.push(snap.abort_handle());
+            tasks.push(tokio::spawn(snapshot_by_time(
+                member.raft.clone(),
+                t.snapshot_interval_secs,
+            )));
         }
         *member.tasks.lock() = tasks;
         Ok(member)
@@ -526,10 +524,17 @@ impl Member {
         self.health.read().clone()
     }
 
+    /// Stop the background tasks (and wait until they are gone: they hold
+    /// the store, which a reopen in this process must find closed) and Raft.
     pub async fn shutdown(&self) {
-        for t in self.tasks.lock().drain(..) {
+        let tasks: Vec<_> = self.tasks.lock().drain(..).collect();
+        for t in &tasks {
             t.abort();
         }
+        for t in tasks {
+            let _ = t.await;
+        }
+        self.data.writes.shutdown().await;
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "shut down raft");
         }
