@@ -127,8 +127,34 @@ fn normalize_args(args: Vec<String>) -> Vec<String> {
         .collect()
 }
 
+/// Exit status of a command whose output reader went away (`| head`):
+/// what a shell reports for a process killed by SIGPIPE (128 + 13).
+const EXIT_BROKEN_PIPE: i32 = 141;
+
+/// A client command piped into `head` and the like stops quietly when the
+/// reader closes the pipe, as Unix tools do, rather than panicking in
+/// `println!`. SIGPIPE itself stays ignored (Rust's default): the commands
+/// talk gRPC over sockets, where a peer that went away must be an error the
+/// client fails over from, not a signal that kills it.
+fn quiet_on_broken_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload_as_str().unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(EXIT_BROKEN_PIPE);
+        }
+        default(info);
+    }));
+}
+
 fn main() {
     let cli = Cli::parse_from(normalize_args(std::env::args().collect()));
+    if matches!(
+        cli.cmd,
+        Cmd::Dfs { .. } | Cmd::Haadmin { .. } | Cmd::Dfsadmin { .. } | Cmd::Fsck { .. }
+    ) {
+        quiet_on_broken_stdout();
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

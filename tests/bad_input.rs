@@ -186,6 +186,30 @@ fn bad_cli_arguments_are_reported() {
     }
 }
 
+#[test]
+fn a_client_command_whose_reader_goes_away_stops_quietly() {
+    // `raftfs dfs -help | head -0`: the reader is gone before the command
+    // prints (the pipe's read end is closed before the process has even
+    // started up), so its first write fails with a broken pipe.
+    let mut child = Command::new(common::BIN)
+        .args(["dfs", "-help"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    // 141 as a shell reports a process stopped by SIGPIPE; 0 only if the
+    // command printed before the pipe closed.
+    assert!(
+        matches!(out.status.code(), Some(141) | Some(0)),
+        "{:?}: {err}",
+        out.status
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retried_calls_are_answered_from_the_retry_table() {
     let cluster = common::Cluster::start(1, "rocksdb");

@@ -14,14 +14,21 @@ fn compare_runs_the_whole_matrix_and_reports_it() {
     let out = Command::new(BIN)
         .args(["bench", "compare", "--levels", "engine,raft,grpc", "--runs", "2"])
         .args(["--engine-files", "300", "--raft-files", "200", "--grpc-files", "100"])
-        .args(["--callers", "8", "--ops", "create,fileStatus,mixed", "--json", "--plot"])
+        .args([
+            "--callers",
+            "8",
+            "--ops",
+            "create,fileStatus,mixed,mixedSpread",
+            "--json",
+            "--plot",
+        ])
         .arg(&plot)
         .output()
         .expect("run raftfs bench compare");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("--json prints rows");
-    assert_eq!(rows.len(), 3 * 4 * 3, "levels x (store x exec) x ops: {stdout}");
+    assert_eq!(rows.len(), 3 * 4 * 4, "levels x (store x exec) x ops: {stdout}");
     for r in &rows {
         let ctx = r.to_string();
         assert_eq!(r["runs"].as_array().map(Vec::len), Some(2), "{ctx}");
@@ -34,7 +41,11 @@ fn compare_runs_the_whole_matrix_and_reports_it() {
         assert!(r["cpu_us_per_op"].as_f64().is_some_and(|c| c > 0.0), "{ctx}");
         let writes = r["op"] != "fileStatus";
         assert_eq!(r["writes_per_entry"].as_f64().is_some(), writes, "{ctx}");
-        assert_eq!(r["read_p99_ms"].as_f64().is_some(), r["op"] == "mixed", "{ctx}");
+        assert_eq!(
+            r["read_p99_ms"].as_f64().is_some(),
+            r["op"] == "mixed" || r["op"] == "mixedSpread",
+            "{ctx}"
+        );
         if r["level"] == "grpc" {
             assert!(
                 r["cpu_leader_us_per_op"].as_f64().is_some(),

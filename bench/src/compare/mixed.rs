@@ -1,6 +1,8 @@
 //! The `mixed` op of `bench compare`: half the callers create files in one
 //! hot directory while the other half read (getFileInfo) files elsewhere,
-//! as long as the creates last. Reports creates per second (a create is
+//! as long as the creates last; `mixedSpread` is the same load with the
+//! creates spread over many directories (a few files each), the baseline
+//! of the hot directory's ratio. Reports creates per second (a create is
 //! create + complete), the reads' p99 latency, CPU per create (the reads'
 //! CPU included) and writes per log entry. With `--exec leader` the
 //! creates share their parent's READ locks and plan in parallel; the reads
@@ -32,11 +34,28 @@ fn p99(mut v: Vec<f64>) -> Option<f64> {
     Some(v[(v.len() * 99 / 100).min(v.len() - 1)])
 }
 
-/// Each creator's share of the hot directory's files.
-fn creator_work(base: &str, files: u64, creators: usize) -> Vec<Vec<Op>> {
+/// Where the creators create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Creates {
+    /// All in one directory.
+    Hot,
+    /// Over many directories of `files_per_dir` files each.
+    Spread { files_per_dir: u64 },
+}
+
+/// Each creator's share of the files to create.
+fn creator_work(base: &str, files: u64, creators: usize, creates: Creates) -> Vec<Vec<Op>> {
     let mut shares = vec![Vec::new(); creators];
+    let spread = match creates {
+        Creates::Hot => None,
+        Creates::Spread { files_per_dir } => Some(Names::new(&format!("{base}/spread"), files, files_per_dir)),
+    };
     for n in 0..files {
-        shares[n as usize % creators].extend(create_work(format!("{base}/hot/f{n}")));
+        let path = match &spread {
+            None => format!("{base}/hot/f{n}"),
+            Some(names) => names.file(n),
+        };
+        shares[n as usize % creators].extend(create_work(path));
     }
     shares
 }
@@ -47,6 +66,7 @@ pub(crate) async fn run(
     base: &str,
     files: u64,
     callers: usize,
+    creates: Creates,
 ) -> anyhow::Result<Sample> {
     let creators = callers / 2;
     let reader_count = callers - creators;
@@ -69,7 +89,7 @@ pub(crate) async fn run(
             },
         )
         .await?;
-    let shares = creator_work(base, files, creators);
+    let shares = creator_work(base, files, creators, creates);
     let done = Arc::new(AtomicBool::new(false));
     let log0 = match fs {
         Some(fs) => leader_log_index(fs).await,
@@ -190,9 +210,25 @@ mod tests {
 
     #[test]
     fn creators_share_the_hot_directory() {
-        let w = creator_work("/b", 10, 3);
+        let w = creator_work("/b", 10, 3, Creates::Hot);
         assert_eq!(w.len(), 3);
         assert_eq!(w.iter().map(Vec::len).sum::<usize>(), 20, "create + complete each");
         assert!(w.iter().flatten().all(|op| op.src_path().starts_with("/b/hot/f")));
+    }
+
+    #[test]
+    fn spread_creators_use_many_directories() {
+        let w = creator_work("/b", 40, 4, Creates::Spread { files_per_dir: 4 });
+        let dirs: std::collections::BTreeSet<String> = w
+            .iter()
+            .flatten()
+            .map(|op| {
+                let p = op.src_path();
+                assert!(p.starts_with("/b/spread/"), "{p}");
+                p[..p.rfind('/').unwrap()].to_string()
+            })
+            .collect();
+        assert_eq!(w.iter().map(Vec::len).sum::<usize>(), 80, "create + complete each");
+        assert!(dirs.len() >= 10, "{dirs:?}");
     }
 }

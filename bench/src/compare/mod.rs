@@ -50,7 +50,8 @@ pub struct CompareArgs {
     pub exec: String,
     /// Ops, comma-separated: create (create + complete), mkdirs,
     /// fileStatus, rename, delete, mixed (creates in one hot directory
-    /// while as many callers read elsewhere).
+    /// while as many callers read elsewhere), mixedSpread (the same with
+    /// the creates spread over many directories).
     #[arg(long, default_value = "create")]
     pub ops: String,
     /// Runs of every configuration (interleaved).
@@ -113,7 +114,15 @@ impl std::fmt::Display for Level {
     }
 }
 
-const OPS: [&str; 6] = ["create", "mkdirs", "fileStatus", "rename", "delete", "mixed"];
+const OPS: [&str; 7] = [
+    "create",
+    "mkdirs",
+    "fileStatus",
+    "rename",
+    "delete",
+    "mixed",
+    "mixedSpread",
+];
 
 /// One measurement.
 #[derive(Debug, Clone, Default)]
@@ -346,7 +355,7 @@ fn table(rows: &[Row], runs: usize) -> String {
     for r in rows.iter().filter(|r| r.op == "mixed") {
         if let Some(spread) = rows
             .iter()
-            .find(|b| b.op == "create" && b.level == r.level && b.store == r.store && b.exec == r.exec)
+            .find(|b| b.op == "mixedSpread" && b.level == r.level && b.store == r.store && b.exec == r.exec)
         {
             out.push_str(&format!(
                 "creates in one hot directory / spread: {} {} {}: {:.2}x\n",
@@ -376,13 +385,19 @@ async fn measure(t: &Target, level: Level, op: &str, run: usize, a: &CompareArgs
         Level::Grpc => (a.grpc_files, a.callers),
     };
     let base = format!("/compare/r{run}/{op}");
-    if op == "mixed" {
+    if op == "mixed" || op == "mixedSpread" {
         // Engine level: threads, as many creating as reading.
         let callers = match level {
             Level::Engine => 2 * a.engine_threads,
             _ => a.callers,
         };
-        return mixed::run(t.bench.clone(), t.fs.as_deref(), &base, files, callers).await;
+        let creates = match op {
+            "mixed" => mixed::Creates::Hot,
+            _ => mixed::Creates::Spread {
+                files_per_dir: a.files_per_dir,
+            },
+        };
+        return mixed::run(t.bench.clone(), t.fs.as_deref(), &base, files, callers, creates).await;
     }
     let names = Names::new(&base, files, a.files_per_dir);
     let paths: Vec<String> = (0..files).map(|n| names.file(n)).collect();
