@@ -1,6 +1,9 @@
 //! Fencing without sshfence: a leader paused with SIGSTOP (the "false death"
 //! of a long GC pause) is superseded; once resumed it must neither
-//! acknowledge a write nor answer a read with what it knew before the pause.
+//! acknowledge a write nor answer a read with what it knew before the pause,
+//! nor refuse a write for a reason that held only before the pause (with
+//! `--exec leader` a failed plan is answered without a log entry, so it
+//! must first confirm the member still leads).
 //! Its leases are bounded by the election timeout, so by the time the others
 //! can elect, its lease has run out.
 
@@ -46,6 +49,7 @@ async fn a_paused_leader_is_fenced_after_it_resumes() {
     let fs = c.client("hdfs", &["hdfs"]);
     fs.mkdirs("/fence", None).await.expect("mkdir");
     fs.set_permission("/fence", Permission(0o700)).await.expect("chmod");
+    fs.mkdirs("/fence/taken", None).await.expect("mkdir");
     let old = c.leader().await;
     let old_addr = c.members[&old].clone();
     let mut old_client = Client::connect(format!("http://{old_addr}")).await.unwrap();
@@ -79,8 +83,26 @@ async fn a_paused_leader_is_fenced_after_it_resumes() {
     // out its whole RPC timeout there once another member leads.
     assert!(took < 6_000, "the client waited {took} ms on a paused leader");
     assert_eq!(perm_of(&rest, "/fence").await, 0o755);
+    assert!(rest.delete("/fence/taken", true).await.expect("delete"));
 
     signal(c.pid(old).expect("leader pid"), libc::SIGCONT);
+    // First thing after the resume, while it may still believe it leads: a
+    // create the old state refuses (the name was taken before the pause) is
+    // not refused for that; it is refused retryably (not the leader), or
+    // nothing at all is answered from the old state.
+    let create = Op::Create {
+        path: "/fence/taken".into(),
+        permission: Permission(0o644),
+        overwrite: false,
+        create_parent: false,
+        replication: 1,
+        block_size: 128 * 1024 * 1024,
+    };
+    match send(&mut old_client, 5, &create).await {
+        Err(FsError::FileAlreadyExists(p)) => panic!("a deposed leader refused a create of {p} from its old state"),
+        Err(e) => assert!(e.is_retryable(), "refused with a retryable error, got {e:?}"),
+        Ok(r) => panic!("a deposed leader acknowledged a write: {r:?}"),
+    }
     // Straight after the resume: a read on the old leader is either refused
     // or fresh, never the 700 it knew; a write is never acknowledged there.
     match send(&mut old_client, 2, &stat).await {

@@ -41,6 +41,10 @@ pub trait Proposer: Send + Sync + 'static {
     fn propose(&self, cmd: Command, term: Option<u64>) -> BoxFuture<'static, Result<WriteResults, FsError>>;
     /// Whether this member leads now.
     fn leads(&self) -> bool;
+    /// Confirm that this member still leads in `term` (a quorum
+    /// acknowledged its leadership after this call began, or its lease
+    /// says so): `Err` when it does not, or could not tell.
+    fn confirm_leadership(&self, term: u64) -> BoxFuture<'static, Result<(), FsError>>;
     /// The error for a write this member cannot take, saying where the
     /// leader is when it knows.
     fn not_leader(&self) -> FsError;

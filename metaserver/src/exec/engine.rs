@@ -194,6 +194,8 @@ impl<S: Store> Engine<S> {
         for _ in 0..MAX_PLAN_ATTEMPTS {
             match p.attempt(Wait::Block) {
                 Attempt::Answered(r) => return r,
+                // The engine is the only writer of its store: its state is current.
+                Attempt::Refused(e) => return Err(e),
                 Attempt::Again | Attempt::WouldBlock(_) => continue,
                 Attempt::Propose { write, hold } => match self.commit(Work::Planned(write), time) {
                     Ok(r) => {

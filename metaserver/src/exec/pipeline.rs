@@ -13,7 +13,9 @@
 //! awaits that lock's release (a waker, not a thread) and tries again, and
 //! after [`MAX_ASYNC_LOCK_WAITS`] such waits takes them all blocking on a
 //! blocking thread, where it queues fairly (never waiting for a lock on a
-//! thread that runs other writes' futures); it is planned, its quota reserved, and its delta
+//! thread that runs other writes' futures); it is planned (a plan that
+//! fails is answered once the member has confirmed it still leads in the
+//! epoch's term, as a read would), its quota reserved, and its delta
 //! queued for the next `Command::Deltas` entry of the epoch's term, which
 //! is proposed only if the member still leads in that term. Locks are
 //! released once the entry is applied (or the proposal failed). A delta
@@ -232,6 +234,12 @@ impl WritePipeline {
             };
             match attempt {
                 Attempt::Answered(r) => return r,
+                Attempt::Refused(e) => {
+                    // Planned on this member's state: the answer holds only
+                    // if the member still led in the epoch's term after it.
+                    self.proposer.confirm_leadership(epoch.term).await?;
+                    return Err(e);
+                }
                 Attempt::Again | Attempt::WouldBlock(_) => continue,
                 Attempt::Propose { write, hold } => {
                     match self.deltas.submit(Some(epoch.term), time_ms, write).await {

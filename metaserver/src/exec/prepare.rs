@@ -3,7 +3,8 @@
 //! reserve its quota charges, and hand back what to propose together with
 //! what must be held until it is applied ([`Attempt::Propose`]).
 //!
-//! A plan that fails is answered at once and leaves no log entry; so is a
+//! A plan that fails is answered at once and leaves no log entry (once the
+//! caller has confirmed its leadership: [`Attempt::Refused`]); so is a
 //! call the retry table already answered. A call is planned again (the
 //! caller loops, at most [`MAX_PLAN_ATTEMPTS`] times) when its plan needs a
 //! stronger lock (a directory near its item limit) or its quota reservation
@@ -27,8 +28,17 @@ pub const MAX_PLAN_ATTEMPTS: usize = 16;
 
 /// What one attempt came to.
 pub enum Attempt {
-    /// Answered without a log entry: a failed plan, or the retry table.
+    /// Answered without a log entry, and safe to answer as it is: the
+    /// retry table's record of the call, or an error of the attempt
+    /// itself (retryable).
     Answered(Result<OpResult, FsError>),
+    /// The plan failed: the op's answer, with no log entry. The plan read
+    /// this member's committed state; on a Raft member that is the
+    /// namespace's current state only if the member still led in the
+    /// epoch's term after the plan, which the caller confirms before
+    /// answering (a deposed leader that does not know it yet, or one
+    /// restarted as leader, would otherwise answer from a past state).
+    Refused(FsError),
     /// Propose `write`; keep `hold` until it is applied or known lost.
     Propose { write: PlannedWrite, hold: Hold },
     /// A lock was busy (only with [`Wait::Try`]): nothing is held; wait
@@ -176,7 +186,7 @@ impl<'a, S: Store + ?Sized> Preparer<'a, S> {
         }
         let delta = match planned {
             Ok(d) => d,
-            Err(e) => return Ok(Attempt::Answered(Err(e))),
+            Err(e) => return Ok(Attempt::Refused(e)),
         };
         let Some(reservation) = self.epoch.reserve(self.store, charges_of(&delta.mutations))? else {
             return Ok(Attempt::Again);

@@ -237,6 +237,11 @@ impl Member {
             api_batch_capacity: 4096,
             max_payload_entries: 1000,
             enable_pre_vote: Some(true),
+            // A restarted leader stands for election in a new term rather
+            // than resuming its old one: leader-side planning and reads
+            // trust state once the leader has applied an entry of its own
+            // term, which must then follow everything committed before.
+            enable_leader_restore: Some(false),
             ..Default::default()
         }
         .validate()
@@ -271,7 +276,10 @@ impl Member {
             version.members.clone(),
             Duration::from_millis(FOLLOWER_READ_WAIT_MS),
         ));
-        let leader_read_index = Coalesced::new(LeaderReadIndex { raft: raft.clone() });
+        let leader_read_index = Coalesced::new(LeaderReadIndex {
+            raft: raft.clone(),
+            applied: shared.applied_index(),
+        });
         let data = DataPath {
             raft: raft.clone(),
             writes: writes.clone(),

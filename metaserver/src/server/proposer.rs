@@ -90,6 +90,23 @@ impl Proposer for RaftProposer {
         self.raft.metrics().borrow_watched().state == ServerState::Leader
     }
 
+    fn confirm_leadership(&self, term: u64) -> BoxFuture<'static, Result<(), FsError>> {
+        let raft = self.raft.clone();
+        Box::pin(async move {
+            let linearizer = raft
+                .get_read_linearizer(super::member::read_option())
+                .await
+                .map_err(super::member::read_error)?;
+            let confirmed = linearizer.read_log_id().committed_leader_id().term;
+            if confirmed != term {
+                return Err(FsError::Unavailable(format!(
+                    "leadership changed (term {term} -> {confirmed}) while the call was planned; retry"
+                )));
+            }
+            Ok(())
+        })
+    }
+
     fn not_leader(&self) -> FsError {
         let m = self.raft.metrics().borrow_watched().clone();
         let leader = m.current_leader.filter(|l| *l != m.id).map(|id| LeaderHint {
