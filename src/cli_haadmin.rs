@@ -129,14 +129,14 @@ pub async fn run(fs: Option<String>, user: Option<String>, args: Vec<String>) ->
                 }
             }
             println!(
-                "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} {:>10} HEALTH",
-                "MEMBER", "ADDRESS", "ROLE", "TERM", "LAST_LOG", "APPLIED", "SNAPSHOT", "READS"
+                "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} {:>10} {:<6} HEALTH",
+                "MEMBER", "ADDRESS", "ROLE", "TERM", "LAST_LOG", "APPLIED", "SNAPSHOT", "READS", "EXEC"
             );
             let mut code = 0;
             for addr in members {
                 match info(&addr).await {
                     Ok(i) => println!(
-                        "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} {:>10} {}",
+                        "{:<8} {:<22} {:<10} {:>6} {:>10} {:>10} {:>10} {:>10} {:<6} {}",
                         i.member_id,
                         addr,
                         i.role,
@@ -145,6 +145,7 @@ pub async fn run(fs: Option<String>, user: Option<String>, args: Vec<String>) ->
                         i.applied_index,
                         i.snapshot_index,
                         i.reads_served,
+                        i.exec_mode,
                         i.health
                     ),
                     Err(e) => {

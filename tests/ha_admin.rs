@@ -40,6 +40,11 @@ async fn transfer_add_and_remove_members() {
     assert_eq!(code, 1);
     assert!(err.contains("member 9 is not a voter"), "{err}");
 
+    // Every member says how it executes writes (the default: leader).
+    let (code, table, _) = c.haadmin("hdfs", &["-getAllServiceState"]);
+    assert_eq!(code, 0, "{table}");
+    assert_eq!(exec_column(&table), vec!["leader"; 3], "{table}");
+
     // A fourth member joins.
     let addr4 = c.start_joining_member(4);
     let (code, out, err) = c.haadmin("hdfs", &["-addMember", "4", &addr4]);
@@ -98,4 +103,23 @@ fn bad_haadmin_arguments() {
     let (code, _, err) = c.haadmin("hdfs", &["-addMember", "4", "not-an-address"]);
     assert_eq!(code, 1);
     assert!(err.contains("is not HOST:PORT"), "{err}");
+}
+
+/// The EXEC column of `haadmin -getAllServiceState`, one value per member.
+fn exec_column(table: &str) -> Vec<String> {
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    let col = header.iter().position(|h| *h == "EXEC").expect("an EXEC column");
+    lines
+        .filter_map(|l| l.split_whitespace().nth(col).map(str::to_string))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_report_their_exec_mode() {
+    let c = Cluster::start_with(1, "memory", &["--exec", "apply"]);
+    c.wait_ready().await;
+    let (code, table, _) = c.haadmin("hdfs", &["-getAllServiceState"]);
+    assert_eq!(code, 0, "{table}");
+    assert_eq!(exec_column(&table), vec!["apply"], "{table}");
 }

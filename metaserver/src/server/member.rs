@@ -468,6 +468,11 @@ impl Member {
         self.leader_read_index.get().await
     }
 
+    /// How this member executes writes when it leads (`--exec`).
+    pub fn exec_mode(&self) -> ExecMode {
+        self.data.writes.mode()
+    }
+
     /// Reads this member has served (leader or follower).
     pub fn reads_served(&self) -> u64 {
         self.reads_served.load(Ordering::Relaxed)

@@ -156,6 +156,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
             snapshot_index: m.snapshot.as_ref().map_or(0, |l| l.index),
             purged_index: m.purged.as_ref().map_or(0, |l| l.index),
             reads_served: self.member.reads_served(),
+            exec_mode: self.member.exec_mode().to_string(),
             cpu_time_us: crate::server::cpu::process_cpu_time_us().unwrap_or(0),
             members: {
                 let membership = m.membership_config.membership();
