@@ -46,8 +46,8 @@ use super::prepare::{Attempt, Preparer, MAX_PLAN_ATTEMPTS};
 use super::ExecMode;
 use crate::locks::{LockPool, Wait};
 use crate::namespace::{
-    check_ctx, format_batch, format_info, plan_reclaim, read, Applier, FormatInfo, Mutation, NsConfig, Overlay,
-    PlannedWrite, ReclaimCursor, MAX_RECLAIM_INODES_PER_ENTRY,
+    check_ctx, format_batch, format_info, plan_reclaim_write, read, Applier, FormatInfo, NsConfig, Overlay,
+    PlannedWrite, ReclaimCursor,
 };
 use crate::store::Store;
 
@@ -225,19 +225,10 @@ impl<S: Store> Engine<S> {
         let planned = {
             let view = self.store.view();
             let mut cursor = self.reclaim_cursor.lock();
-            plan_reclaim(&*view, MAX_RECLAIM_INODES_PER_ENTRY, &mut cursor)?
+            plan_reclaim_write(&*view, &mut cursor)?
         };
-        let Some(mutations) = planned else {
+        let Some((write, n)) = planned else {
             return Ok(0);
-        };
-        let n = mutations
-            .iter()
-            .filter(|m| matches!(m, Mutation::DeleteInode(_) | Mutation::Link { .. }))
-            .count();
-        let write = PlannedWrite {
-            retry: None,
-            mutations,
-            result: OpResult::Unit,
         };
         self.commit(Work::Planned(write), time_ms)?;
         Ok(n)

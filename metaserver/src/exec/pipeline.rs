@@ -40,8 +40,7 @@ use super::prepare::{lock_requests, Attempt, Preparer, MAX_PLAN_ATTEMPTS};
 use super::ExecMode;
 use crate::locks::{LockPool, PathLockRequest, Wait};
 use crate::namespace::{
-    check_ctx, plan_reclaim, Command, Mutation, NsConfig, PlannedWrite, ReclaimCursor, MAX_LEADER_WRITES_IN_FLIGHT,
-    MAX_RECLAIM_INODES_PER_ENTRY,
+    check_ctx, plan_reclaim_write, Command, NsConfig, PlannedWrite, ReclaimCursor, MAX_LEADER_WRITES_IN_FLIGHT,
 };
 use crate::store::{Store, StoreError};
 
@@ -279,19 +278,10 @@ impl WritePipeline {
         }
         let planned = {
             let view = self.store.latest_view();
-            plan_reclaim(&*view, MAX_RECLAIM_INODES_PER_ENTRY, cursor)?
+            plan_reclaim_write(&*view, cursor)?
         };
-        let Some(mutations) = planned else {
+        let Some((write, n)) = planned else {
             return Ok(0);
-        };
-        let n = mutations
-            .iter()
-            .filter(|m| matches!(m, Mutation::DeleteInode(_) | Mutation::Link { .. }))
-            .count();
-        let write = PlannedWrite {
-            retry: None,
-            mutations,
-            result: OpResult::Unit,
         };
         // A failed guard (a step planned on state a racing step changed)
         // is answered like any write; the next step plans afresh.

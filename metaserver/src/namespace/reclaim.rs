@@ -32,8 +32,9 @@
 //! Caveat: `--exec apply` keeps the classic one-entry delete (it is the
 //! baseline); the namespaces agree once the leader has reclaimed.
 
-use raftfs_proto::{FsError, Permission};
+use raftfs_proto::{FsError, OpResult, Permission};
 
+use super::command::PlannedWrite;
 use super::delta::Mutation;
 use super::read::for_each_child;
 use crate::inode::{Inode, InodeId, DETACHED_ID, ROOT_ID};
@@ -100,6 +101,28 @@ pub struct ReclaimCursor {
     after_root: String,
     /// A root partly emptied, and the last child name the steps took from it.
     partial: Option<(InodeId, String)>,
+}
+
+/// The next reclaim entry as a write to propose (at most
+/// [`MAX_RECLAIM_INODES_PER_ENTRY`] inodes), with the number of inodes it
+/// deletes or moves; `None` when nothing is detached.
+pub fn plan_reclaim_write<V: ReadView + ?Sized>(
+    view: &V,
+    cursor: &mut ReclaimCursor,
+) -> Result<Option<(PlannedWrite, usize)>, FsError> {
+    let Some(mutations) = plan_reclaim(view, MAX_RECLAIM_INODES_PER_ENTRY, cursor)? else {
+        return Ok(None);
+    };
+    let inodes = mutations
+        .iter()
+        .filter(|m| matches!(m, Mutation::DeleteInode(_) | Mutation::Link { .. }))
+        .count();
+    let write = PlannedWrite {
+        retry: None,
+        mutations,
+        result: OpResult::Unit,
+    };
+    Ok(Some((write, inodes)))
 }
 
 /// One reclaim step: the mutations of the next bounded entry, or `None`
