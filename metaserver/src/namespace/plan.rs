@@ -515,26 +515,25 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
         Ok(OpResult::Status(Some(status)))
     }
 
-    /// Walk the subtree under `dir`, pushing unlink/delete mutations for
-    /// every descendant; with `check_all`, require ALL on every directory.
-    /// Returns (names removed, bytes of space removed) excluding `dir` itself.
-    fn remove_subtree(&mut self, dir: &Inode, path: &str, check_all: bool) -> Result<(u64, u64), FsError> {
+    /// Visit every entry under `dir` (its children, theirs, and so on) as
+    /// (parent, name, child); with `check_all`, require ALL on `dir` and
+    /// every non-empty directory under it first (HDFS's subAccess check of
+    /// a recursive delete).
+    fn walk_subtree(
+        view: &V,
+        caller: &Caller<'_>,
+        dir: &Inode,
+        path: &str,
+        check_all: bool,
+        mut visit: impl FnMut(InodeId, &str, &Inode),
+    ) -> Result<(), FsError> {
         let mut stack = vec![(dir.clone(), path.to_string())];
-        let (mut ns, mut ds) = (0u64, 0u64);
         while let Some((d, dpath)) = stack.pop() {
             if check_all {
-                self.caller.check(&d, ALL, &dpath)?;
+                caller.check(&d, ALL, &dpath)?;
             }
-            let view = self.view;
             super::read::for_each_child(view, d.id, |name, child| {
-                ns += 1;
-                ds += child.space_consumed();
-                self.muts.push(Mutation::Unlink {
-                    parent: d.id,
-                    name: name.to_string(),
-                    child: child.id,
-                });
-                self.muts.push(Mutation::DeleteInode(child.id));
+                visit(d.id, name, &child);
                 if child.is_dir() && child.children() > 0 {
                     let cpath = format!("{}/{name}", dpath.trim_end_matches('/'));
                     stack.push((child, cpath));
@@ -542,6 +541,25 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
                 Ok(())
             })?;
         }
+        Ok(())
+    }
+
+    /// Push unlink/delete mutations for every descendant of `dir`; with
+    /// `check_all`, require ALL on every directory. Returns (names removed,
+    /// bytes of space removed) excluding `dir` itself.
+    fn remove_subtree(&mut self, dir: &Inode, path: &str, check_all: bool) -> Result<(u64, u64), FsError> {
+        let (view, caller, muts) = (self.view, &self.caller, &mut self.muts);
+        let (mut ns, mut ds) = (0u64, 0u64);
+        Self::walk_subtree(view, caller, dir, path, check_all, |parent, name, child| {
+            ns += 1;
+            ds += child.space_consumed();
+            muts.push(Mutation::Unlink {
+                parent,
+                name: name.to_string(),
+                child: child.id,
+            });
+            muts.push(Mutation::DeleteInode(child.id));
+        })?;
         Ok((ns, ds))
     }
 
@@ -623,18 +641,7 @@ impl<'a, V: ReadView + ?Sized> Planner<'a, V> {
     /// Require ALL on every directory of the subtree under `dir` (HDFS's
     /// subAccess check of a recursive delete).
     fn check_subtree(&self, dir: &Inode, path: &str) -> Result<(), FsError> {
-        let mut stack = vec![(dir.clone(), path.to_string())];
-        while let Some((d, dpath)) = stack.pop() {
-            self.caller.check(&d, ALL, &dpath)?;
-            super::read::for_each_child(self.view, d.id, |name, child| {
-                if child.is_dir() && child.children() > 0 {
-                    let cpath = format!("{}/{name}", dpath.trim_end_matches('/'));
-                    stack.push((child, cpath));
-                }
-                Ok(())
-            })?;
-        }
-        Ok(())
+        Self::walk_subtree(self.view, &self.caller, dir, path, true, |_, _, _| {})
     }
 
     fn set_permission(&mut self, raw: &str, perm: Permission) -> Result<OpResult, FsError> {
