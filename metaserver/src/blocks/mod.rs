@@ -27,9 +27,11 @@
 mod manager;
 pub mod monitor;
 mod placement;
+mod replica_map;
 mod safemode;
 
-pub use manager::{BlockManager, BlockStatus, ReplicaView};
+pub use manager::BlockManager;
+pub use replica_map::{BlockStatus, ReplicaView};
 pub use safemode::SafeModeStatus;
 
 /// Tunables of the block manager, passed explicitly.

@@ -15,7 +15,7 @@ use rustc_hash::FxHashSet;
 
 use raftfs_proto::{AdminState, Block};
 
-use super::manager::{Class, NodeIdx, Pending, State};
+use super::replica_map::{Class, NodeIdx, Pending, State};
 use super::{BlockManager, MAX_BLOCKS_PER_MONITOR_RUN};
 
 /// What one monitor run did (logged, and checked by tests).

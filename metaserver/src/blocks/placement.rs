@@ -9,7 +9,7 @@ use rustc_hash::FxHashSet;
 
 use raftfs_proto::{DatanodeId, FsError};
 
-use super::manager::{NodeIdx, State};
+use super::replica_map::{NodeIdx, State};
 use super::BlockManager;
 
 /// A node with more than this factor times the average transfers is skipped.
