@@ -3,6 +3,7 @@
 //! directory cache's version, so a sequence of reads sees one committed
 //! state and the cache serves it only while no commit has moved past it.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use compact_str::CompactString;
@@ -402,13 +403,13 @@ impl<'a> RocksLatest<'a> {
     }
 
     fn at(&self) -> At<'_> {
-        let version = {
-            let cache = self.store.cache.read();
-            if Arc::ptr_eq(&self.gen, &self.store.gen.read()) {
-                cache.version
-            } else {
-                u64::MAX // another generation: the cache is not this one's
-            }
+        // The version first: one published after a restore comes with the
+        // new generation's number (see `RocksStore::published_version`).
+        let version = self.store.published_version.load(Ordering::Acquire);
+        let version = if self.store.published_gen.load(Ordering::Acquire) == self.gen.number {
+            version
+        } else {
+            u64::MAX // another generation: the cache is not this one's
         };
         At {
             gen: &self.gen,
