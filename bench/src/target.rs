@@ -167,14 +167,27 @@ impl Bench {
 /// One timed operation's work: the ops making it up (create = create + complete).
 pub type Work = Vec<Op>;
 
-/// Run `inputs` split evenly over `threads` workers; return (elapsed ms,
-/// summed per-op latency ms).
+/// `inputs` split over `threads` workers as Hadoop's NNThroughputBenchmark
+/// splits its generated names: each worker gets a contiguous run, the
+/// first `len % threads` workers one more. Consecutive names share a
+/// directory, so workers mostly create in directories of their own, as in
+/// Hadoop; a round-robin split put every worker in every directory at once
+/// (and measured lock waits on each new directory the benchmark does not
+/// have).
+pub fn split_contiguous(inputs: Vec<Work>, threads: usize) -> Vec<Vec<Work>> {
+    let threads = threads.max(1);
+    let (each, extra) = (inputs.len() / threads, inputs.len() % threads);
+    let mut rest = inputs.into_iter();
+    (0..threads)
+        .map(|t| rest.by_ref().take(each + usize::from(t < extra)).collect())
+        .collect()
+}
+
+/// Run `inputs` split over `threads` workers ([`split_contiguous`]);
+/// return (elapsed ms, summed per-op latency ms).
 pub async fn run_parallel(bench: &Arc<Bench>, threads: usize, inputs: Vec<Work>) -> anyhow::Result<(f64, f64)> {
     let threads = threads.max(1);
-    let mut shares: Vec<Vec<Work>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, w) in inputs.into_iter().enumerate() {
-        shares[i % threads].push(w);
-    }
+    let shares = split_contiguous(inputs, threads);
     let start = Instant::now();
     let mut total_latency = 0.0;
     if bench.is_engine() {
@@ -221,4 +234,38 @@ pub async fn run_parallel(bench: &Arc<Bench>, threads: usize, inputs: Vec<Work>)
         }
     }
     Ok((start.elapsed().as_secs_f64() * 1000.0, total_latency))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(n: usize) -> Vec<Work> {
+        (0..n)
+            .map(|i| vec![Op::GetFileInfo { path: format!("/f{i}") }])
+            .collect()
+    }
+
+    fn paths(share: &[Work]) -> Vec<String> {
+        share
+            .iter()
+            .map(|w| match &w[0] {
+                Op::GetFileInfo { path } => path.clone(),
+                o => panic!("unexpected {o:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn inputs_are_split_in_contiguous_runs_as_hadoop_does() {
+        let shares = split_contiguous(named(10), 3);
+        assert_eq!(paths(&shares[0]), ["/f0", "/f1", "/f2", "/f3"]);
+        assert_eq!(paths(&shares[1]), ["/f4", "/f5", "/f6"]);
+        assert_eq!(paths(&shares[2]), ["/f7", "/f8", "/f9"]);
+        assert_eq!(
+            split_contiguous(named(2), 4).iter().map(Vec::len).collect::<Vec<_>>(),
+            [1, 1, 0, 0]
+        );
+        assert_eq!(split_contiguous(named(5), 0).len(), 1, "at least one worker");
+    }
 }
