@@ -1,4 +1,5 @@
-//! `raftfs dfsadmin` (-report, -safemode, -decommission, -recommission) and
+//! `raftfs dfsadmin` (-report, -safemode, -decommission, -recommission,
+//! -refreshUserToGroupsMappings) and
 //! `raftfs fsck`, as HDFS prints them.
 //!
 //! A cluster with several nameservices is named by
@@ -19,7 +20,8 @@ pub const USAGE: &str = "Usage: raftfs dfsadmin [--nameservices \"raftfs://h:p,.
 \t[-report [-live] [-dead] [-decommissioning]]
 \t[-safemode <enter | leave | get | wait>]
 \t[-decommission <datanode uuid | host:port | host>]
-\t[-recommission <datanode uuid | host:port | host>]";
+\t[-recommission <datanode uuid | host:port | host>]
+\t[-refreshUserToGroupsMappings]";
 
 pub const FSCK_USAGE: &str = "Usage: raftfs fsck [--nameservices ...] <path> [-files [-blocks [-locations]]]";
 
@@ -39,6 +41,31 @@ pub fn connect_all(spec: &str, user: Option<&str>) -> Result<Vec<(String, FileSy
         ));
     }
     Ok(out)
+}
+
+/// `-refreshUserToGroupsMappings`: every member of every nameservice
+/// rereads its group mapping (each resolves the groups of the calls it
+/// serves); HDFS's message per member, and an error if any failed.
+async fn refresh_groups(spec: &str, user: Option<&str>) -> Result<(), FsError> {
+    let mut res = Ok(());
+    for part in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let members = part.strip_prefix("raftfs://").unwrap_or(part);
+        for addr in members.split(',').map(str::trim).filter(|a| !a.is_empty()) {
+            let one = FileSystem::connect(
+                &format!("raftfs://{addr}"),
+                Identity::resolve(user),
+                ClientOptions::default(),
+            );
+            match one?.admin(AdminOp::RefreshUserToGroupsMappings).await {
+                Ok(_) => println!("Refresh user to groups mapping successful for {addr}"),
+                Err(e) => {
+                    eprintln!("Refresh user to groups mapping failed for {addr}: {e}");
+                    res = Err(e);
+                }
+            }
+        }
+    }
+    res
 }
 
 fn bytes(n: u64) -> String {
@@ -227,6 +254,7 @@ pub async fn run(spec: Option<String>, user: Option<String>, args: Vec<String>) 
             }
             res
         }
+        Some("-refreshUserToGroupsMappings") if args.len() == 1 => refresh_groups(&spec, user.as_deref()).await,
         _ => return usage(),
     };
     match r {

@@ -85,6 +85,12 @@ pub struct MetaserverArgs {
     /// Recover the files of a writer that has not renewed its lease for this long (default 1200000, 20 min).
     #[arg(long = "lease-hard-limit-ms")]
     pub lease_hard_limit_ms: Option<u64>,
+    /// Callers' groups for the users it names: a JSON file of user name to
+    /// a list of group names (reread by `dfsadmin -refreshUserToGroupsMappings`).
+    /// Other users get this host's groups for them. Groups a client claims
+    /// are never used.
+    #[arg(long = "group-mapping")]
+    pub group_mapping: Option<PathBuf>,
 }
 
 impl MetaserverArgs {
@@ -117,6 +123,7 @@ impl MetaserverArgs {
             safemode_threshold: self.safemode_threshold.or(f.safemode_threshold),
             safemode_extension_ms: self.safemode_extension_ms.or(f.safemode_extension_ms),
             lease_hard_limit_ms: self.lease_hard_limit_ms.or(f.lease_hard_limit_ms),
+            group_mapping: self.group_mapping.or(f.group_mapping),
         })
     }
 }
@@ -195,6 +202,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         health,
         blocks,
         lease_hard_limit_ms: a.lease_hard_limit_ms.unwrap_or(server::DEFAULT_LEASE_HARD_LIMIT_MS),
+        group_mapping: a.group_mapping,
     };
     let member = Arc::new(
         Member::open(&cfg)

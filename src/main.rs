@@ -51,7 +51,7 @@ enum Cmd {
     },
     /// Run one DataNode (block storage for every nameservice's block pool).
     Datanode(cli_datanode::DatanodeArgs),
-    /// Cluster administration, as `hdfs dfsadmin` (-report, -safemode, -decommission).
+    /// Cluster administration, as `hdfs dfsadmin` (-report, -safemode, -decommission, -refreshUserToGroupsMappings).
     #[command(disable_help_flag = true)]
     Dfsadmin {
         /// Every nameservice: "raftfs://h:p,...;raftfs://h:p,..." (default: --fs)

@@ -4,27 +4,50 @@
 
 mod common;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use raftfs_client::{ClientOptions, FileSystem, Identity};
 use raftfs_metaserver::golden::{run_dir, Backend};
+use raftfs_metaserver::namespace::{check_ctx, check_principal};
 use raftfs_proto::{CallCtx, FsError, Op, OpResult};
 
+/// Members resolve callers' groups themselves, so the scripts' `@user:groups`
+/// reach them through the cluster's group mapping file: before a call whose
+/// user the file maps to other groups, the file is rewritten and every
+/// member rereads it (`dfsadmin -refreshUserToGroupsMappings`).
 struct GrpcBackend {
     rt: Arc<tokio::runtime::Runtime>,
     cluster: common::Cluster,
-    clients: HashMap<(String, Vec<String>), FileSystem>,
+    clients: HashMap<String, FileSystem>,
+    mapping_file: PathBuf,
+    mapping: BTreeMap<String, Vec<String>>,
 }
 
 impl Backend for GrpcBackend {
     fn call(&mut self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
-        let key = (ctx.user.clone(), ctx.groups.clone());
+        if ctx.groups.iter().any(|g| check_principal(g).is_err()) {
+            // No mapping file can hold such a group (members refuse the
+            // file), so a client can never be given it over gRPC: answer
+            // what the engine's identity check answers for the script's ctx.
+            check_ctx(&ctx)?;
+            unreachable!("check_ctx refuses an invalid group name");
+        }
+        if self.mapping.get(&ctx.user) != Some(&ctx.groups) {
+            self.mapping.insert(ctx.user.clone(), ctx.groups.clone());
+            std::fs::write(&self.mapping_file, serde_json::to_vec(&self.mapping).unwrap()).unwrap();
+            self.rt.block_on(self.cluster.refresh_groups());
+        }
         let uri = self.cluster.fs_uri();
-        let fs = self.clients.entry(key).or_insert_with(|| {
-            let groups: Vec<&str> = ctx.groups.iter().map(String::as_str).collect();
-            FileSystem::connect(&uri, Identity::new(&ctx.user, &groups), ClientOptions::default()).expect("connect")
+        let fs = self.clients.entry(ctx.user.clone()).or_insert_with(|| {
+            // The groups claimed here are ignored: the mapping decides.
+            FileSystem::connect(
+                &uri,
+                Identity::new(&ctx.user, &["supergroup"]),
+                ClientOptions::default(),
+            )
+            .expect("connect")
         });
         self.rt.block_on(fs.call(op))
     }
@@ -39,13 +62,24 @@ fn run(store: &str, exec: &str) {
             .unwrap(),
     );
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("metaserver/tests/golden");
+    let mappings = tempfile::tempdir().unwrap();
+    let mut clusters = 0;
     let n = run_dir(&dir, &mut || {
-        let cluster = common::Cluster::start_with(3, store, &["--exec", exec]);
+        clusters += 1;
+        let mapping_file = mappings.path().join(format!("groups-{clusters}.json"));
+        std::fs::write(&mapping_file, "{}").unwrap();
+        let cluster = common::Cluster::start_with(
+            3,
+            store,
+            &["--exec", exec, "--group-mapping", mapping_file.to_str().unwrap()],
+        );
         rt.block_on(cluster.wait_ready());
         Box::new(GrpcBackend {
             rt: rt.clone(),
             cluster,
             clients: HashMap::new(),
+            mapping_file,
+            mapping: BTreeMap::new(),
         })
     })
     .unwrap_or_else(|d| panic!("{d}"));

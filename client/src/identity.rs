@@ -1,11 +1,14 @@
 //! Who the client says it is (HDFS "simple" authentication): `--user`, else
-//! `RAFTFS_USER`, else the operating-system user. Groups: the user's own
-//! name plus any given in `RAFTFS_GROUPS` (comma-separated), as HDFS's group
-//! mapping would resolve them on the server.
+//! `RAFTFS_USER`, else the operating-system user. Its groups are not the
+//! client's to say: every member resolves a caller's groups itself (its
+//! group mapping, `raftfs metaserver --group-mapping`), as a NameNode does,
+//! and ignores the `groups` a request carries. The field stays for wire
+//! compatibility.
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
     pub user: String,
+    /// Sent with every call and ignored by members (see the module docs).
     pub groups: Vec<String>,
 }
 
@@ -25,17 +28,9 @@ impl Identity {
             .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
             .or_else(|| std::env::var("LOGNAME").ok().filter(|u| !u.is_empty()))
             .unwrap_or_else(|| "root".to_string());
-        let mut groups = vec![user.clone()];
-        if let Ok(extra) = std::env::var("RAFTFS_GROUPS") {
-            groups.extend(
-                extra
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|g| !g.is_empty())
-                    .map(str::to_string),
-            );
+        Identity {
+            user,
+            groups: Vec::new(),
         }
-        groups.dedup();
-        Identity { user, groups }
     }
 }

@@ -99,6 +99,7 @@ pub async fn open_single_member(
         health: crate::server::health::HealthConfig::default(),
         blocks: crate::blocks::BlockManagerConfig::default(),
         lease_hard_limit_ms: crate::server::DEFAULT_LEASE_HARD_LIMIT_MS,
+        group_mapping: None,
     };
     // A member shut down in this process releases its RocksDB lock file
     // only once its Raft tasks have wound down (they end after `shutdown`

@@ -30,6 +30,10 @@ pub enum AdminOp {
         start_after: String,
         limit: u32,
     },
+    /// `dfsadmin -refreshUserToGroupsMappings`: the member that receives
+    /// it (any member, not only the leader) rereads its group mapping file
+    /// and forgets the groups it cached.
+    RefreshUserToGroupsMappings,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +105,10 @@ pub enum AdminResult {
     SafeMode(SafeModeStatus),
     Datanodes(Vec<DatanodeInfo>),
     Fsck(FsckReport),
+    /// Member `member` reread its group mapping.
+    GroupsRefreshed {
+        member: u64,
+    },
 }
 
 /// Check a member address from the network or the command line: `HOST:PORT`.

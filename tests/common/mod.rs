@@ -349,6 +349,24 @@ impl Cluster {
         )
     }
 
+    /// Ask every member to reread its group mapping
+    /// (`dfsadmin -refreshUserToGroupsMappings`), as the superuser.
+    pub async fn refresh_groups(&self) {
+        for addr in self.members.values() {
+            let one = FileSystem::connect(
+                &format!("raftfs://{addr}"),
+                Identity::new("hdfs", &[]),
+                ClientOptions::default(),
+            )
+            .expect("connect");
+            let r = one.admin(raftfs_proto::AdminOp::RefreshUserToGroupsMappings).await;
+            assert!(
+                matches!(r, Ok(raftfs_proto::AdminResult::GroupsRefreshed { .. })),
+                "refresh on {addr}: {r:?}"
+            );
+        }
+    }
+
     pub fn client(&self, user: &str, groups: &[&str]) -> FileSystem {
         FileSystem::connect(&self.fs_uri(), Identity::new(user, groups), ClientOptions::default()).expect("connect")
     }
@@ -421,4 +439,14 @@ impl Drop for Cluster {
 
 fn member_dir(root: &Path, i: u64) -> PathBuf {
     root.join(format!("m{i}"))
+}
+
+/// Run `raftfs ARGS`; (exit code, stdout, stderr).
+pub fn run_cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN).args(args).output().expect("run raftfs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }

@@ -34,7 +34,7 @@ pub use delta::{Delta, Mutation};
 pub use overlay::{
     Overlay, FIRST_BLOCK_ID, FIRST_GEN_STAMP, META_NEXT_BLOCK_ID, META_NEXT_GEN_STAMP, META_NEXT_INODE_ID,
 };
-pub use plan::{plan, plan_on_leader, IdSource, LeaderEnv, PendingUsage, MAX_LEADER_WRITES_IN_FLIGHT};
+pub use plan::{check_principal, plan, plan_on_leader, IdSource, LeaderEnv, PendingUsage, MAX_LEADER_WRITES_IN_FLIGHT};
 pub use read::read;
 pub use reclaim::{plan_reclaim, plan_reclaim_write, ReclaimCursor, MAX_RECLAIM_INODES_PER_ENTRY};
 

@@ -3,7 +3,8 @@
 //! reconfiguration are in HDFS).
 //!
 //! Every command runs on the leader (elsewhere: `NotLeader` with a hint) and
-//! only for the superuser. Membership changes are openraft's joint
+//! only for the superuser, except the group-mapping refresh, which every
+//! member runs for itself (each resolves the groups of the calls it serves). Membership changes are openraft's joint
 //! consensus; one at a time (openraft refuses a second while one is in
 //! flight). A new member is added as a learner, the call waits until it has
 //! caught up, and only then is it made a voter, so adding a member never
@@ -34,6 +35,9 @@ impl Member {
                 "Access denied for user {}. Superuser privilege is required",
                 ctx.user
             )));
+        }
+        if op == AdminOp::RefreshUserToGroupsMappings {
+            return self.refresh_groups(ctx);
         }
         self.leader_or_hint()?;
         match op {
@@ -101,7 +105,17 @@ impl Member {
                 start_after,
                 limit,
             } => self.fsck(ctx, &path, &start_after, limit).map(AdminResult::Fsck),
+            AdminOp::RefreshUserToGroupsMappings => self.refresh_groups(ctx),
         }
+    }
+
+    /// Reread this member's group mapping (any member, leader or not).
+    fn refresh_groups(&self, ctx: &CallCtx) -> Result<AdminResult, FsError> {
+        self.groups.refresh()?;
+        tracing::info!(by = %ctx.user, "reread the group mapping");
+        Ok(AdminResult::GroupsRefreshed {
+            member: self.version.member_id,
+        })
     }
 
     /// Walk the namespace under `path` (depth first, names in order) and

@@ -31,6 +31,7 @@ use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 use super::coalesce::Coalesced;
 use super::data::DataPath;
 use super::failpoint::Failpoints;
+use super::groups::GroupMapping;
 use super::health::{Health, HealthChecks, HealthConfig, HEALTH_CHECK_INTERVAL_MS};
 use super::layout::{self, VersionFile};
 use super::proposer::{follow_leadership, RaftProposer};
@@ -119,6 +120,9 @@ pub struct MemberConfig {
     /// The leader recovers the files of a writer silent this long (HDFS
     /// `dfs.namenode.lease-hard-limit-sec`, 20 min).
     pub lease_hard_limit_ms: u64,
+    /// The group mapping file (`--group-mapping`); `None`: the host's own
+    /// groups for every user (see [`GroupMapping`]).
+    pub group_mapping: Option<PathBuf>,
 }
 
 /// How long a write waits for the namespace to be formatted after a leader is elected.
@@ -142,6 +146,8 @@ pub struct Member {
     leader_read_index: Arc<Coalesced<LeaderReadIndex>>,
     /// Soft state of the block pool (DataNodes, replicas), shared with the state machine.
     pub blocks: Arc<BlockManager>,
+    /// Callers' groups, as this member resolves them (never the client's claim).
+    pub groups: Arc<GroupMapping>,
     /// The data path's part of calls, and the block and lease monitors.
     pub(crate) data: DataPath,
 }
@@ -207,6 +213,7 @@ impl Member {
     pub async fn open(cfg: &MemberConfig) -> Result<Member, FsError> {
         let version = layout::check(&cfg.dir, cfg.member_id, cfg.expect_cluster_id.as_deref())
             .map_err(|e| FsError::InvalidArgument(e.to_string()))?;
+        let groups = Arc::new(GroupMapping::open(cfg.group_mapping.as_deref())?);
         let opening = std::time::Instant::now();
         let store: Arc<dyn Store> = match cfg.store {
             StoreKind::Memory => Arc::new(MemStore::new()),
@@ -302,6 +309,7 @@ impl Member {
             read_index_client,
             leader_read_index,
             blocks,
+            groups,
             data,
         };
         member.bootstrap().await?;

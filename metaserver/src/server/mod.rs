@@ -8,6 +8,7 @@ pub mod cpu;
 pub(crate) mod data;
 pub mod datanode_service;
 pub mod failpoint;
+pub mod groups;
 pub mod health;
 pub mod layout;
 pub mod member;

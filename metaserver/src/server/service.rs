@@ -15,19 +15,29 @@ use tonic::{Request, Response, Status, Streaming};
 
 use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
+use super::groups::GroupMapping;
 use super::member::{Member, ReadMode};
+use crate::namespace::check_principal;
 
 pub struct NamespaceService {
     pub member: Arc<Member>,
 }
 
-fn ctx_from(pb: Option<pb::CallContext>) -> Result<CallCtx, FsError> {
+/// The caller of a request: its client id, call id and user as the request
+/// names them, its groups as this member resolves them ([`GroupMapping`]);
+/// the groups the request claims are ignored.
+fn ctx_from(pb: Option<pb::CallContext>, groups: &GroupMapping) -> Result<CallCtx, FsError> {
     let c = pb.ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
+    let groups = if check_principal(&c.user).is_ok() {
+        groups.groups_of(&c.user)
+    } else {
+        Vec::new() // refused by the call's own checks, with the user's name in the error
+    };
     Ok(CallCtx {
         client_id: c.client_id,
         call_id: c.call_id,
         user: c.user,
-        groups: c.groups,
+        groups,
     })
 }
 
@@ -39,7 +49,7 @@ pub const MAX_CALLS_IN_FLIGHT_PER_STREAM: usize = 1024;
 async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str) -> pb::CallReply {
     let (result, index): (Result<OpResult, FsError>, u64) = async {
         let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
-        let ctx = ctx_from(req.ctx)?;
+        let ctx = ctx_from(req.ctx, &member.groups)?;
         let op: Op = codec::decode(&req.op_bin, "op")?;
         let mode = ReadMode::from_wire(req.read_mode)?;
         if matches!(op, Op::CommitBlockSynchronization { .. }) {
@@ -121,7 +131,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
     async fn admin(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
         let req = req.into_inner();
         let result: Result<AdminResult, FsError> = async {
-            let ctx = ctx_from(req.ctx)?;
+            let ctx = ctx_from(req.ctx, &self.member.groups)?;
             let op: AdminOp = codec::decode(&req.op_bin, "admin op")?;
             self.member.admin(&ctx, op).await
         }
