@@ -7,7 +7,7 @@
 mod common;
 
 use common::Cluster;
-use raftfs_proto::{FsError, Permission};
+use raftfs_proto::{AdminOp, FsError, Permission, SafeModeAction};
 
 fn write_mapping(path: &std::path::Path, json: &str) {
     std::fs::write(path, json).expect("write group mapping");
@@ -54,6 +54,17 @@ async fn groups_come_from_the_members_mapping_not_the_client() {
     dave.create("/staff/d", false)
         .await
         .expect("dave is in staff by the mapping");
+
+    // Admin commands: supergroup members by the mapping, not by their claim.
+    let (code, out, err) = common::run_cli(&["dfsadmin", "--fs", &c.fs_uri(), "--user", "carol", "-safemode", "get"]);
+    assert_eq!((code, out.trim()), (0, "Safe mode is OFF"), "{err}");
+    let (code, out, err) = common::run_cli(&["dfsadmin", "--fs", &c.fs_uri(), "--user", "mallory", "-safemode", "get"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("Superuser privilege is required"), "{err}");
+    denied(
+        mallory.admin(AdminOp::SafeMode(SafeModeAction::Get)).await,
+        "an admin command by a claimed superuser",
+    );
 
     // A malformed file: the refresh fails on every member and nothing changes.
     write_mapping(&mapping, r#"{"carol": ["not:a:group"]}"#);

@@ -3,7 +3,8 @@
 //! reconfiguration are in HDFS).
 //!
 //! Every command runs on the leader (elsewhere: `NotLeader` with a hint) and
-//! only for the superuser, except the group-mapping refresh, which every
+//! only for the superuser (the user who formatted, or a member of the
+//! supergroup as the member resolves groups), except the group-mapping refresh, which every
 //! member runs for itself (each resolves the groups of the calls it serves). Membership changes are openraft's joint
 //! consensus; one at a time (openraft refuses a second while one is in
 //! flight). A new member is added as a learner, the call waits until it has
@@ -30,7 +31,11 @@ impl Member {
     /// Run one `haadmin` command.
     pub async fn admin(&self, ctx: &CallCtx, op: AdminOp) -> Result<AdminResult, FsError> {
         check_ctx(ctx)?;
-        if ctx.user != self.version.superuser {
+        // HDFS's superuser privilege: the user who formatted, or a member
+        // of the supergroup (groups as this member resolved them).
+        let supergroup = self.shared().config().map(|c| c.supergroup);
+        let in_supergroup = supergroup.is_some_and(|g| ctx.groups.contains(&g));
+        if ctx.user != self.version.superuser && !in_supergroup {
             return Err(FsError::AccessControl(format!(
                 "Access denied for user {}. Superuser privilege is required",
                 ctx.user
