@@ -38,6 +38,19 @@ fn faults(store: &str, seed: u64, exec: &str) {
     // A fault and the quiet before it take at most ~10 s (hold 5 s, quiet
     // 2 s, probes of paused members): two always start within 20 s.
     assert!(faults >= 2, "a {SECS} s run injects several faults, saw {faults}");
+    // Kinds are dealt from a deck: the first five faults are one of each.
+    let kinds = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("fault kinds: "))
+        .unwrap_or_else(|| panic!("no fault kinds line: {stdout}"));
+    let distinct = kinds
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .split(", ")
+        .filter(|k| !k.ends_with(" 0"))
+        .count();
+    assert_eq!(distinct, faults.min(5), "{faults} faults of kinds {kinds}");
 }
 
 #[test]

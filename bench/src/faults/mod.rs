@@ -245,6 +245,7 @@ async fn run_one(a: &FaultArgs, seed: u64) -> anyhow::Result<bool> {
             String::new()
         }
     );
+    println!("  {}", nemesis.kinds_report());
     println!(
         "  acknowledged creates lost: {}; applied twice: {}; unexpected errors: {}; snapshots installed: {}",
         report.lost.len(),

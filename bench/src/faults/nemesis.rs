@@ -6,7 +6,11 @@
 //! the others (every link through its proxies cut both ways), one directed
 //! link cut, and a slow disk (every fsync of a member's Raft log delayed).
 //! Half the time the target is the leader of the moment, else any member.
-//! The choices and durations come from the seed; which member leads at
+//! Kinds are dealt from a shuffled deck of all five, so any five
+//! consecutive faults are one of each kind, and every run reports how many
+//! of each it drew ([`Nemesis::kinds_report`]), naming a kind it never drew
+//! rather than passing quietly without it. The choices and durations come
+//! from the seed; which member leads at
 //! that moment depends on timing, so a replay repeats the schedule, not
 //! necessarily the exact targets. Every fault is printed as it happens.
 
@@ -15,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
 use rand::Rng;
 
 use super::proxy::LinkProxy;
@@ -27,6 +32,9 @@ pub const HOLD_MS: (u64, u64) = (1000, 5000);
 /// Injected delay per fsync of a slow disk, ms (low, high).
 pub const SLOW_FSYNC_MS: (u64, u64) = (100, 1500);
 
+/// The kinds of fault, in [`Fault::kind`] order, as reports name them.
+pub const FAULT_KINDS: [&str; 5] = ["kill -9", "SIGSTOP", "partition", "cut link", "slow disk"];
+
 #[derive(Debug, Clone)]
 pub enum Fault {
     Kill(u64),
@@ -34,6 +42,19 @@ pub enum Fault {
     Isolate(u64),
     CutLink { from: u64, to: u64 },
     SlowDisk { member: u64, delay_ms: u64 },
+}
+
+impl Fault {
+    /// This fault's index in [`FAULT_KINDS`].
+    pub fn kind(&self) -> usize {
+        match self {
+            Fault::Kill(_) => 0,
+            Fault::Pause(_) => 1,
+            Fault::Isolate(_) => 2,
+            Fault::CutLink { .. } => 3,
+            Fault::SlowDisk { .. } => 4,
+        }
+    }
 }
 
 impl std::fmt::Display for Fault {
@@ -56,6 +77,10 @@ pub struct Nemesis {
     started: Instant,
     /// What was done, with times since the start, for the run's report.
     pub done: Vec<String>,
+    /// Kinds still to deal before the deck is shuffled again.
+    deck: Vec<usize>,
+    /// Faults drawn of each kind ([`FAULT_KINDS`] order).
+    pub drawn: [usize; FAULT_KINDS.len()],
 }
 
 fn slow_file(ns: &LocalNameservice, m: u64) -> std::path::PathBuf {
@@ -88,6 +113,8 @@ impl Nemesis {
             rng,
             started,
             done: Vec::new(),
+            deck: Vec::new(),
+            drawn: [0; FAULT_KINDS.len()],
         })
     }
 
@@ -105,8 +132,38 @@ impl Nemesis {
         }
     }
 
+    /// The next kind from the deck (shuffled again once dealt out).
+    fn deal(&mut self) -> usize {
+        if self.deck.is_empty() {
+            self.deck = (0..FAULT_KINDS.len()).collect();
+            self.deck.shuffle(&mut self.rng);
+        }
+        self.deck.pop().expect("a refilled deck is not empty")
+    }
+
+    /// "fault kinds: kill -9 2, SIGSTOP 1, ..." and, when the run missed
+    /// some, "; none drawn of: ...".
+    pub fn kinds_report(&self) -> String {
+        let counts: Vec<String> = FAULT_KINDS
+            .iter()
+            .zip(self.drawn)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        let missing: Vec<&str> = FAULT_KINDS
+            .iter()
+            .zip(self.drawn)
+            .filter(|(_, n)| *n == 0)
+            .map(|(k, _)| *k)
+            .collect();
+        let mut s = format!("fault kinds: {}", counts.join(", "));
+        if !missing.is_empty() {
+            s.push_str(&format!("; none drawn of: {}", missing.join(", ")));
+        }
+        s
+    }
+
     async fn draw(&mut self) -> Fault {
-        let kind = self.rng.gen_range(0..5);
+        let kind = self.deal();
         let target = self.pick_target().await;
         match kind {
             0 => Fault::Kill(target),
@@ -178,6 +235,7 @@ impl Nemesis {
                 return Ok(());
             }
             let fault = self.draw().await;
+            self.drawn[fault.kind()] += 1;
             let hold = self.between(HOLD_MS);
             let line = format!("  t={:6.2}s  {fault} for {:.1}s", self.secs(), hold as f64 / 1000.0);
             println!("{line}");
