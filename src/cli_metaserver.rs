@@ -210,12 +210,23 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("start member {id}: {e}"))?,
     );
     tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, "serving");
-    server::serve(member.clone(), listener, shutdown_signal())
-        .await
-        .context("serve gRPC")?;
-    tracing::info!(member = id, "shutting down");
-    member.shutdown().await;
-    Ok(())
+    let serving = server::serve(member.clone(), listener, shutdown_signal());
+    tokio::select! {
+        served = serving => {
+            served.context("serve gRPC")?;
+            tracing::info!(member = id, "shutting down");
+            member.shutdown().await;
+            Ok(())
+        }
+        why = member.raft_stopped() => {
+            // Nothing here can be served any more, and a graceful stop would
+            // wait for every client's call stream to end: exit now. What the
+            // member acknowledged is durable; the rest is as after kill -9.
+            tracing::error!(member = id, reason = %why, "the Raft node stopped: this member can no longer keep a durable log; exiting (restart it once the cause is fixed)");
+            eprintln!("raftfs metaserver: member {id} stopped: {why}");
+            std::process::exit(1);
+        }
+    }
 }
 
 pub async fn shutdown_signal() {

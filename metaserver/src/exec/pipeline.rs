@@ -137,6 +137,16 @@ impl WritePipeline {
         if self.epoch_term() == Some(term) {
             return Ok(());
         }
+        if (self.config)().is_none() {
+            // A new nameservice: its first leader applies the blank entry
+            // of its term before the format entry. Applying that entry
+            // changes the Raft metrics, and the epoch starts then.
+            tracing::debug!(
+                term,
+                "not formatted yet: planning starts once the format entry is applied"
+            );
+            return Ok(());
+        }
         let epoch = LeaderEpoch::start(term, &*self.store)?;
         tracing::info!(term, "planning writes on this leader (--exec leader)");
         self.epoch.send_replace(Some(epoch));

@@ -545,6 +545,25 @@ impl Member {
         self.health.read().clone()
     }
 
+    /// Wait until this member's Raft node stops by itself, and say why: a
+    /// log write or fsync that failed (openraft stops rather than go on
+    /// with a log it could not make durable; a later fsync that succeeds
+    /// would prove nothing about the writes the failed one covered), or a
+    /// state machine error. The member can then no longer vote, lead or
+    /// apply: `raftfs metaserver` exits with the reason, as a NameNode
+    /// whose journal failed does, and is restarted once the disk is fixed.
+    pub async fn raft_stopped(&self) -> String {
+        let mut m = self.raft.metrics();
+        loop {
+            if let Err(f) = &m.borrow_watched().running_state {
+                return f.to_string();
+            }
+            if m.changed().await.is_err() {
+                return "the Raft node stopped".into();
+            }
+        }
+    }
+
     /// Stop the background tasks (and wait until they are gone: they hold
     /// the store, which a reopen in this process must find closed) and Raft.
     pub async fn shutdown(&self) {
