@@ -37,7 +37,7 @@ impl Backend for GrpcBackend {
         if self.mapping.get(&ctx.user) != Some(&ctx.groups) {
             self.mapping.insert(ctx.user.clone(), ctx.groups.clone());
             std::fs::write(&self.mapping_file, serde_json::to_vec(&self.mapping).unwrap()).unwrap();
-            self.rt.block_on(self.cluster.refresh_groups());
+            self.cluster.refresh_groups();
         }
         let uri = self.cluster.fs_uri();
         let fs = self.clients.entry(ctx.user.clone()).or_insert_with(|| {

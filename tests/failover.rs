@@ -5,47 +5,28 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Cluster;
-use raftfs_client::FileSystem;
+use common::{Cluster, CreateLoad};
 
 const WRITERS: usize = 8;
 /// Failover must finish well inside this (the harness elects in 300–600 ms).
 const FAILOVER_BOUND_MS: u128 = 10_000;
-
-async fn writer(fs: Arc<FileSystem>, w: usize, stop: Arc<AtomicBool>, acked: Arc<Mutex<Vec<String>>>) -> Vec<String> {
-    let mut errors = Vec::new();
-    let mut n = 0;
-    while !stop.load(Ordering::Relaxed) {
-        let path = format!("/fo/w{w}/f{n}");
-        match fs.create(&path, false).await {
-            Ok(_) => acked.lock().unwrap().push(path),
-            Err(e) => errors.push(format!("{path}: {e}")),
-        }
-        n += 1;
-    }
-    errors
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leader_kill_is_a_pause_not_an_error() {
     let mut c = Cluster::start(3, "rocksdb");
     c.wait_ready().await;
     let fs = Arc::new(c.client("hdfs", &["hdfs"]));
-    for w in 0..WRITERS {
-        fs.mkdirs(&format!("/fo/w{w}"), None).await.expect("mkdir");
+    let dirs: Vec<String> = (0..WRITERS).map(|w| format!("/fo/w{w}")).collect();
+    for d in &dirs {
+        fs.mkdirs(d, None).await.expect("mkdir");
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let acked = Arc::new(Mutex::new(Vec::new()));
-    let tasks: Vec<_> = (0..WRITERS)
-        .map(|w| tokio::spawn(writer(fs.clone(), w, stop.clone(), acked.clone())))
-        .collect();
+    let load = CreateLoad::start(&fs, &dirs.iter().map(String::as_str).collect::<Vec<_>>());
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let leader = c.leader().await;
-    let before = acked.lock().unwrap().len();
+    let before = load.acked_count();
     c.kill(leader);
     let killed_at = Instant::now();
     // A fresh client's first write after the kill: the failover as a user sees it.
@@ -58,12 +39,8 @@ async fn leader_kill_is_a_pause_not_an_error() {
     println!("failover (leader {leader} killed -> first write acknowledged): {failover_ms} ms");
     assert!(failover_ms < FAILOVER_BOUND_MS, "failover took {failover_ms} ms");
     tokio::time::sleep(Duration::from_millis(500)).await;
-    stop.store(true, Ordering::Relaxed);
-    for t in tasks {
-        let errors = t.await.expect("writer task");
-        assert!(errors.is_empty(), "a client saw errors: {errors:?}");
-    }
-    let acked = acked.lock().unwrap().clone();
+    let (acked, errors) = load.stop().await;
+    assert!(errors.is_empty(), "a client saw errors: {errors:?}");
     assert!(acked.len() > before, "writes went on after the kill");
     c.start_member(leader);
     for p in &acked {

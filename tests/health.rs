@@ -5,11 +5,10 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Cluster;
+use common::{Cluster, CreateLoad};
 
 const INJECT_FILE: &str = "inject-unhealthy";
 
@@ -42,24 +41,7 @@ async fn unhealthy_leader_hands_over_and_nothing_is_lost() {
     c.wait_ready().await;
     let fs = Arc::new(c.client("hdfs", &["hdfs"]));
     fs.mkdirs("/h", None).await.expect("mkdir");
-    let stop = Arc::new(AtomicBool::new(false));
-    let acked = Arc::new(Mutex::new(Vec::new()));
-    let writer = {
-        let (fs, stop, acked) = (fs.clone(), stop.clone(), acked.clone());
-        tokio::spawn(async move {
-            let mut errors = Vec::new();
-            let mut n = 0;
-            while !stop.load(Ordering::Relaxed) {
-                let p = format!("/h/f{n}");
-                match fs.create(&p, false).await {
-                    Ok(_) => acked.lock().unwrap().push(p),
-                    Err(e) => errors.push(e.to_string()),
-                }
-                n += 1;
-            }
-            errors
-        })
-    };
+    let load = CreateLoad::start(&fs, &["/h"]);
     let old = c.leader().await;
     assert_eq!(health_of(&c, old), "HEALTHY");
     std::fs::write(c.dir(old).join(INJECT_FILE), "disk controller errors\n").unwrap();
@@ -85,10 +67,8 @@ async fn unhealthy_leader_hands_over_and_nothing_is_lost() {
     assert_ne!(c.leader().await, old, "an unhealthy member took leadership back");
     std::fs::remove_file(c.dir(old).join(INJECT_FILE)).unwrap();
     wait_for("health to come back", || health_of(&c, old) == "HEALTHY").await;
-    stop.store(true, Ordering::Relaxed);
-    let errors = writer.await.unwrap();
+    let (acked, errors) = load.stop().await;
     assert!(errors.is_empty(), "writers saw errors: {errors:?}");
-    let acked = acked.lock().unwrap().clone();
     assert!(!acked.is_empty());
     for p in &acked {
         fs.get_file_status(p)

@@ -12,11 +12,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Cluster;
+use common::{Cluster, CreateLoad};
 
 /// Build the EIO shim into `dir`; its path.
 fn build_shim(dir: &Path) -> PathBuf {
@@ -58,28 +57,11 @@ async fn a_leader_whose_fsyncs_fail_acknowledges_nothing_more_and_gives_up_leade
     let fs = Arc::new(c.client("hdfs", &[]));
     fs.mkdirs("/eio", None).await.expect("mkdir");
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let acked = Arc::new(Mutex::new(Vec::new()));
-    let writer = {
-        let (fs, stop, acked) = (fs.clone(), stop.clone(), acked.clone());
-        tokio::spawn(async move {
-            let mut errors = Vec::new();
-            let mut n = 0;
-            while !stop.load(Ordering::Relaxed) {
-                let p = format!("/eio/f{n}");
-                match fs.create(&p, false).await {
-                    Ok(_) => acked.lock().unwrap().push(p),
-                    Err(e) => errors.push(format!("{p}: {e}")),
-                }
-                n += 1;
-            }
-            errors
-        })
-    };
+    let load = CreateLoad::start(&fs, &["/eio"]);
     tokio::time::sleep(Duration::from_millis(500)).await;
     let old = c.leader().await;
     let pid = c.pid(old).expect("the leader runs");
-    let armed_at = acked.lock().unwrap().len();
+    let armed_at = load.acked_count();
     std::fs::write(arm_dir.join(format!("eio-{pid}")), "").unwrap();
     let armed = Instant::now();
 
@@ -98,19 +80,17 @@ async fn a_leader_whose_fsyncs_fail_acknowledges_nothing_more_and_gives_up_leade
         armed.elapsed().as_millis()
     );
     // Writes go on through the new leader.
-    let before = acked.lock().unwrap().len();
+    let before = load.acked_count();
     let going_on = Instant::now() + Duration::from_secs(20);
-    while acked.lock().unwrap().len() < before + 50 {
+    while load.acked_count() < before + 50 {
         assert!(Instant::now() < going_on, "writes did not resume on the new leader");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_ne!(c.leader().await, old, "the failing member took leadership back");
-    stop.store(true, Ordering::Relaxed);
-    let errors = writer.await.unwrap();
+    let (acked, errors) = load.stop().await;
     assert!(errors.is_empty(), "writers saw errors: {errors:?}");
 
     // Every acknowledged create is there.
-    let acked = acked.lock().unwrap().clone();
     for p in &acked {
         fs.get_file_status(p)
             .await

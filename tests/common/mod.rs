@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use raftfs_client::{ClientOptions, FileSystem, Identity};
@@ -349,22 +351,11 @@ impl Cluster {
         )
     }
 
-    /// Ask every member to reread its group mapping
-    /// (`dfsadmin -refreshUserToGroupsMappings`), as the superuser.
-    pub async fn refresh_groups(&self) {
-        for addr in self.members.values() {
-            let one = FileSystem::connect(
-                &format!("raftfs://{addr}"),
-                Identity::new("hdfs", &[]),
-                ClientOptions::default(),
-            )
-            .expect("connect");
-            let r = one.admin(raftfs_proto::AdminOp::RefreshUserToGroupsMappings).await;
-            assert!(
-                matches!(r, Ok(raftfs_proto::AdminResult::GroupsRefreshed { .. })),
-                "refresh on {addr}: {r:?}"
-            );
-        }
+    /// Make every member reread its group mapping
+    /// (`raftfs dfsadmin -refreshUserToGroupsMappings`, as the superuser).
+    pub fn refresh_groups(&self) {
+        let (code, out, err) = self.dfsadmin(&["-refreshUserToGroupsMappings"]);
+        assert_eq!(code, 0, "refresh the group mappings: {out}{err}");
     }
 
     pub fn client(&self, user: &str, groups: &[&str]) -> FileSystem {
@@ -449,4 +440,58 @@ pub fn run_cli(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into(),
         String::from_utf8_lossy(&out.stderr).into(),
     )
+}
+
+/// Writers that create `DIR/f0`, `DIR/f1`, … (one writer per directory)
+/// until stopped, remembering every create they were told succeeded and
+/// every error they saw: the load under which failover tests check that
+/// nothing acknowledged is lost.
+pub struct CreateLoad {
+    stop: Arc<AtomicBool>,
+    acked: Arc<Mutex<Vec<String>>>,
+    writers: Vec<tokio::task::JoinHandle<Vec<String>>>,
+}
+
+impl CreateLoad {
+    /// Start one writer per directory in `dirs` (which must exist).
+    pub fn start(fs: &Arc<FileSystem>, dirs: &[&str]) -> CreateLoad {
+        let stop = Arc::new(AtomicBool::new(false));
+        let acked = Arc::new(Mutex::new(Vec::new()));
+        let writers = dirs
+            .iter()
+            .map(|dir| {
+                let (fs, stop, acked, dir) = (fs.clone(), stop.clone(), acked.clone(), dir.to_string());
+                tokio::spawn(async move {
+                    let mut errors = Vec::new();
+                    let mut n = 0;
+                    while !stop.load(Ordering::Relaxed) {
+                        let path = format!("{dir}/f{n}");
+                        match fs.create(&path, false).await {
+                            Ok(_) => acked.lock().unwrap().push(path),
+                            Err(e) => errors.push(format!("{path}: {e}")),
+                        }
+                        n += 1;
+                    }
+                    errors
+                })
+            })
+            .collect();
+        CreateLoad { stop, acked, writers }
+    }
+
+    /// Creates acknowledged so far.
+    pub fn acked_count(&self) -> usize {
+        self.acked.lock().unwrap().len()
+    }
+
+    /// Stop the writers; (every acknowledged create, every error seen).
+    pub async fn stop(self) -> (Vec<String>, Vec<String>) {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut errors = Vec::new();
+        for w in self.writers {
+            errors.extend(w.await.expect("writer task"));
+        }
+        let acked = self.acked.lock().unwrap().clone();
+        (acked, errors)
+    }
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+typedef int (*sync_fn)(int);
+
 static int armed(void) {
     const char *dir = getenv("RAFTFS_SHIM_EIO_DIR");
     char path[4096];
@@ -21,26 +23,24 @@ static int armed(void) {
     return access(path, F_OK) == 0;
 }
 
-int fsync(int fd) {
-    static int (*real)(int);
+/* EIO when armed, else the real `name` (looked up once into `*real`). */
+static int fail_or_call(sync_fn *real, const char *name, int fd) {
     if (armed()) {
         errno = EIO;
         return -1;
     }
-    if (real == NULL) {
-        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    if (*real == NULL) {
+        *real = (sync_fn)dlsym(RTLD_NEXT, name);
     }
-    return real(fd);
+    return (*real)(fd);
+}
+
+int fsync(int fd) {
+    static sync_fn real;
+    return fail_or_call(&real, "fsync", fd);
 }
 
 int fdatasync(int fd) {
-    static int (*real)(int);
-    if (armed()) {
-        errno = EIO;
-        return -1;
-    }
-    if (real == NULL) {
-        real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-    }
-    return real(fd);
+    static sync_fn real;
+    return fail_or_call(&real, "fdatasync", fd);
 }

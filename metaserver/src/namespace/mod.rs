@@ -36,7 +36,7 @@ pub use overlay::{
 };
 pub use plan::{check_principal, plan, plan_on_leader, IdSource, LeaderEnv, PendingUsage, MAX_LEADER_WRITES_IN_FLIGHT};
 pub use read::read;
-pub use reclaim::{plan_reclaim, plan_reclaim_write, ReclaimCursor, MAX_RECLAIM_INODES_PER_ENTRY};
+pub use reclaim::{plan_reclaim_write, ReclaimCursor, MAX_RECLAIM_INODES_PER_ENTRY};
 
 use crate::inode::{Inode, InodeId, DETACHED_ID, FIRST_ALLOCATED_ID, ROOT_ID};
 use crate::store::{ReadView, RetryKey, RetryRecord, StoreError, WriteBatch};

@@ -127,7 +127,7 @@ pub fn plan_reclaim_write<V: ReadView + ?Sized>(
 
 /// One reclaim step: the mutations of the next bounded entry, or `None`
 /// when nothing is detached.
-pub fn plan_reclaim<V: ReadView + ?Sized>(
+fn plan_reclaim<V: ReadView + ?Sized>(
     view: &V,
     max_inodes: usize,
     cursor: &mut ReclaimCursor,

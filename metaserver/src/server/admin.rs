@@ -41,10 +41,9 @@ impl Member {
                 ctx.user
             )));
         }
-        if op == AdminOp::RefreshUserToGroupsMappings {
-            return self.refresh_groups(ctx);
+        if op != AdminOp::RefreshUserToGroupsMappings {
+            self.leader_or_hint()?;
         }
-        self.leader_or_hint()?;
         match op {
             AdminOp::TransferLeader { to } => self.transfer_leader(to).await,
             AdminOp::AddMember { id, addr } => {
@@ -110,17 +109,14 @@ impl Member {
                 start_after,
                 limit,
             } => self.fsck(ctx, &path, &start_after, limit).map(AdminResult::Fsck),
-            AdminOp::RefreshUserToGroupsMappings => self.refresh_groups(ctx),
+            AdminOp::RefreshUserToGroupsMappings => {
+                self.groups.refresh()?;
+                tracing::info!(by = %ctx.user, "reread the group mapping");
+                Ok(AdminResult::GroupsRefreshed {
+                    member: self.version.member_id,
+                })
+            }
         }
-    }
-
-    /// Reread this member's group mapping (any member, leader or not).
-    fn refresh_groups(&self, ctx: &CallCtx) -> Result<AdminResult, FsError> {
-        self.groups.refresh()?;
-        tracing::info!(by = %ctx.user, "reread the group mapping");
-        Ok(AdminResult::GroupsRefreshed {
-            member: self.version.member_id,
-        })
     }
 
     /// Walk the namespace under `path` (depth first, names in order) and
