@@ -1,0 +1,148 @@
+//! A node's credentials on disk, and how any process dials a service.
+//!
+//! A credentials directory (`raftfs cert issue --out DIR`, or `DIR/tls` of a
+//! member made by `raftfs format`) holds `ca.crt`, `node.crt` and `node.key`.
+//! Loading checks that the certificate names the CA's cluster.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity, ServerTlsConfig};
+
+use crate::authority::{ca_cluster_id, read_pem};
+use crate::{PeerIdentity, PeerRole, ServerSecurity, TrustError, CA_CERT_FILE, NODE_CERT_FILE, NODE_KEY_FILE};
+
+/// How long a TLS handshake may take before the connection is dropped.
+pub const TLS_HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
+
+/// A node's certificate, key and the CA that issued them.
+#[derive(Clone)]
+pub struct NodeCredentials {
+    ca_pem: String,
+    cert_pem: String,
+    key_pem: String,
+    identity: PeerIdentity,
+}
+
+impl NodeCredentials {
+    /// Load the credentials in `dir`.
+    pub fn load(dir: &Path) -> Result<NodeCredentials, TrustError> {
+        let hint = format!(
+            "issue this node's credentials with `raftfs cert issue --ca-dir CA --role ROLE --id ID --out {}`",
+            dir.display()
+        );
+        let ca_pem = read_pem(&dir.join(CA_CERT_FILE), &hint)?;
+        let cert_pem = read_pem(&dir.join(NODE_CERT_FILE), &hint)?;
+        let key_pem = read_pem(&dir.join(NODE_KEY_FILE), &hint)?;
+        let cluster_id = ca_cluster_id(&ca_pem)?;
+        let (_, pem) = x509_parser::pem::parse_x509_pem(cert_pem.as_bytes()).map_err(|e| {
+            TrustError::BadCertificate(format!("{} is not PEM: {e}", dir.join(NODE_CERT_FILE).display()))
+        })?;
+        let identity = PeerIdentity::from_der(&pem.contents)?;
+        if identity.cluster_id != cluster_id {
+            return Err(TrustError::WrongCluster {
+                expected: cluster_id,
+                found: identity.cluster_id,
+            });
+        }
+        Ok(NodeCredentials {
+            ca_pem,
+            cert_pem,
+            key_pem,
+            identity,
+        })
+    }
+
+    /// Who these credentials say this node is.
+    pub fn identity(&self) -> &PeerIdentity {
+        &self.identity
+    }
+
+    /// This node's server side: its certificate, and the CA that callers'
+    /// certificates must chain to (callers without one are let in; each
+    /// service decides what they may do).
+    pub fn server_security(&self) -> ServerSecurity {
+        let tls = ServerTlsConfig::new()
+            .identity(Identity::from_pem(&self.cert_pem, &self.key_pem))
+            .client_ca_root(Certificate::from_pem(&self.ca_pem))
+            .client_auth_optional(true)
+            .timeout(Duration::from_millis(TLS_HANDSHAKE_TIMEOUT_MS));
+        ServerSecurity::Tls {
+            tls,
+            cluster_id: self.identity.cluster_id.clone(),
+        }
+    }
+
+    /// This node's client side: it trusts the CA and presents its certificate.
+    pub fn dialer(&self) -> Dialer {
+        Dialer::Tls {
+            ca: Certificate::from_pem(&self.ca_pem),
+            identity: Some(Identity::from_pem(&self.cert_pem, &self.key_pem)),
+        }
+    }
+}
+
+/// How a process dials the cluster's services.
+#[derive(Clone)]
+pub enum Dialer {
+    /// No TLS (`--insecure` clusters only).
+    Plaintext,
+    /// TLS, trusting the cluster CA; nodes also present their certificate.
+    Tls {
+        ca: Certificate,
+        identity: Option<Identity>,
+    },
+}
+
+impl std::fmt::Debug for Dialer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dialer::Plaintext => f.write_str("Dialer::Plaintext"),
+            Dialer::Tls { identity, .. } => write!(f, "Dialer::Tls(with certificate: {})", identity.is_some()),
+        }
+    }
+}
+
+impl Dialer {
+    /// A client that trusts the CA certificate in `ca_file` and presents none.
+    pub fn trusting(ca_file: &Path) -> Result<Dialer, TrustError> {
+        let pem = read_pem(
+            ca_file,
+            "the cluster's CA certificate (`raftfs dev` prints its path; operators copy ca.crt from the CA directory)",
+        )?;
+        ca_cluster_id(&pem)?;
+        Ok(Dialer::Tls {
+            ca: Certificate::from_pem(pem),
+            identity: None,
+        })
+    }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Dialer::Tls { .. })
+    }
+
+    /// An endpoint for the `server` role's service at `addr` (HOST:PORT):
+    /// under TLS the server must prove it holds a certificate of that role.
+    pub fn endpoint(&self, addr: &str, server: PeerRole) -> Result<Endpoint, TrustError> {
+        let bad = |e: &dyn std::fmt::Display| TrustError::InvalidName(format!("address {addr:?}: {e}"));
+        match self {
+            Dialer::Plaintext => Endpoint::from_shared(format!("http://{addr}")).map_err(|e| bad(&e)),
+            Dialer::Tls { ca, identity } => {
+                let name = server
+                    .server_name()
+                    .ok_or_else(|| TrustError::InvalidName(format!("{} serves nothing to dial", server.described())))?;
+                let mut cfg = ClientTlsConfig::new()
+                    .ca_certificate(ca.clone())
+                    .domain_name(name)
+                    .timeout(Duration::from_millis(TLS_HANDSHAKE_TIMEOUT_MS));
+                if let Some(id) = identity {
+                    cfg = cfg.identity(id.clone());
+                }
+                Endpoint::from_shared(format!("https://{addr}"))
+                    .map_err(|e| bad(&e))?
+                    .tls_config(cfg)
+                    .map_err(|e| bad(&e))
+            }
+        }
+    }
+}
