@@ -7,6 +7,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 
 use raftfs_datanode::{Datanode, DatanodeConfig};
+use raftfs_trust::{NodeCredentials, NodeSecurity, PeerRole};
 
 #[derive(Args, Debug, Clone)]
 pub struct DatanodeArgs {
@@ -43,6 +44,33 @@ pub struct DatanodeArgs {
     /// Unix socket for short-circuit reads by clients on this host (HDFS dfs.domain.socket.path).
     #[arg(long = "domain-socket")]
     pub domain_socket: Option<PathBuf>,
+    /// This DataNode's credentials: ca.crt, node.crt, node.key (from
+    /// `raftfs cert issue --role datanode`). Required unless --insecure.
+    #[arg(long = "tls-dir")]
+    pub tls_dir: Option<PathBuf>,
+    /// Serve and dial in plaintext, with no certificate checks (trusted
+    /// networks and comparisons only).
+    #[arg(long, conflicts_with = "tls_dir")]
+    pub insecure: bool,
+}
+
+/// The DataNode's TLS, from --tls-dir or --insecure.
+fn security(a: &DatanodeArgs) -> anyhow::Result<NodeSecurity> {
+    if a.insecure {
+        return Ok(NodeSecurity::insecure());
+    }
+    let dir = a.tls_dir.as_ref().context(
+        "a DataNode needs its credentials: --tls-dir DIR (made by `raftfs cert issue --role datanode`), or --insecure on a trusted network",
+    )?;
+    let creds = NodeCredentials::load(dir).map_err(|e| anyhow::anyhow!("this DataNode's TLS credentials: {e}"))?;
+    if creds.identity().role != PeerRole::Datanode {
+        bail!(
+            "{} holds the certificate of {}, not of a DataNode",
+            dir.display(),
+            creds.identity()
+        );
+    }
+    Ok(NodeSecurity::tls(&creds))
 }
 
 pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
@@ -78,6 +106,7 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
         rpc_timeout_ms: a.rpc_timeout_ms,
         scan_period_ms: a.scan_period_ms,
         domain_socket: a.domain_socket.clone(),
+        security: security(a)?,
     })
 }
 

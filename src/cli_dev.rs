@@ -11,6 +11,11 @@
 //!
 //! Ports: member i of nameservice k listens on port-base + 10(k-1) + i,
 //! DataNode j on port-base + 100 + j.
+//!
+//! Credentials: the cluster's CA lives in `DIR/ca`; each member's
+//! certificate in its directory's `tls/`, each DataNode's (`dn<j>`) in
+//! `DIR/dn<j>/tls`. All traffic is mutual TLS and clients are told to
+//! trust `DIR/ca/ca.crt`; `--insecure` runs everything in plaintext.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -80,6 +85,48 @@ pub struct DevArgs {
     /// Exit once the cluster serves, leaving the processes running (for scripts and tests).
     #[arg(long)]
     pub detach: bool,
+    /// Run every process in plaintext with no certificate checks (for
+    /// comparisons; by default the cluster has its own CA in DIR/ca and
+    /// all traffic is mutual TLS).
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+fn ca_dir(root: &Path) -> PathBuf {
+    root.join("ca")
+}
+
+/// Make the cluster's CA on first use (also for a cluster made before
+/// `raftfs dev` had one) and issue any credentials a member or DataNode
+/// lacks. Returns the CA certificate's path.
+fn ensure_credentials(
+    a: &DevArgs,
+    cluster_id: &str,
+    all_members: &[BTreeMap<u64, String>],
+) -> anyhow::Result<PathBuf> {
+    let dir = std::path::absolute(ca_dir(&a.dir))?;
+    let ca = crate::cli_cert::ensure_ca(&dir, cluster_id)?;
+    for (k, members) in (1..).zip(all_members) {
+        for (i, addr) in members {
+            let m = member_dir(&a.dir, k, *i);
+            if !m.join("tls").join(raftfs_trust::NODE_CERT_FILE).exists() {
+                crate::cli_cert::issue_member(&ca, &m, *i, addr)?;
+            }
+        }
+    }
+    for j in 1..=a.datanodes {
+        let tls = dn_dir(&a.dir, j).join("tls");
+        if !tls.join(raftfs_trust::NODE_CERT_FILE).exists() {
+            ca.issue_into(
+                &tls,
+                raftfs_trust::PeerRole::Datanode,
+                &format!("dn{j}"),
+                &["127.0.0.1".to_string()],
+                raftfs_trust::CA_VALIDITY_DAYS,
+            )?;
+        }
+    }
+    Ok(dir.join(raftfs_trust::CA_CERT_FILE))
 }
 
 fn ns_name(k: u64) -> String {
@@ -124,6 +171,8 @@ fn format_ns(
             block_pool_id: Some(bp.clone()),
             superuser: None,
             join: false,
+            ca_dir: None,
+            insecure: a.insecure,
         };
         let v = version_for(&fa, members, now);
         raftfs_metaserver::server::format_member(&fa.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -260,6 +309,12 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     for j in 1..=a.datanodes {
         check_not_running(&dn_pid_file(&a.dir, j), "datanode", &format!("DataNode {j}"))?;
     }
+    let cluster_id = cluster_id.context("at least one nameservice")?;
+    let ca_cert = if a.insecure {
+        None
+    } else {
+        Some(ensure_credentials(&a, &cluster_id, &all_members)?)
+    };
     let exe = std::env::current_exe().context("find the raftfs binary")?;
     let extra_ms: Vec<String> = a.metaserver_args.split_whitespace().map(str::to_string).collect();
     let extra_dn: Vec<String> = a.datanode_args.split_whitespace().map(str::to_string).collect();
@@ -271,6 +326,9 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             let mut args: Vec<String> = vec!["metaserver".into(), "--dir".into(), dir.display().to_string()];
             args.extend(["--id".into(), i.to_string(), "--store".into(), a.store.clone()]);
             args.extend(["--exec".into(), a.exec.clone()]);
+            if a.insecure {
+                args.push("--insecure".into());
+            }
             args.extend(extra_ms.iter().cloned());
             let log = a.dir.join(ns_name(k)).join(format!("m{i}.log"));
             let name = format!("member {i} of {}", ns_name(k));
@@ -289,6 +347,11 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(&data).with_context(|| format!("create {}", data.display()))?;
         let mut args: Vec<String> = vec!["datanode".into(), "--dir".into(), data.display().to_string()];
         args.extend(["--listen".into(), listen.clone()]);
+        if a.insecure {
+            args.push("--insecure".into());
+        } else {
+            args.extend(["--tls-dir".into(), dn_dir(&a.dir, j).join("tls").display().to_string()]);
+        }
         let sock = dn_dir(&a.dir, j).join("dn.sock");
         if sock.display().to_string().len() <= 107 {
             args.extend(["--domain-socket".into(), sock.display().to_string()]);
@@ -303,8 +366,12 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         say!("  {name}: pid {}, listening on {listen}, log {}", st.pid, log.display());
         children.push(st);
     }
+    let tls = match &ca_cert {
+        Some(p) => raftfs_client::ClientTls::CaFile(p.clone()),
+        None => raftfs_client::ClientTls::Insecure,
+    };
     for u in &uris {
-        wait_ready(u).await?;
+        wait_ready(u, &tls).await?;
     }
     say!("The cluster is serving. Use it with:");
     for (k, u) in (1..).zip(&uris) {
@@ -312,6 +379,10 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     }
     say!("  export RAFTFS_FS={}", uris[0]);
     say!("  export RAFTFS_NAMESERVICES=\"{}\"", uris.join(";"));
+    match &ca_cert {
+        Some(p) => say!("  export {}={}", raftfs_client::CA_ENV, p.display()),
+        None => say!("  export {}=1", raftfs_client::INSECURE_ENV),
+    }
     if a.detach {
         return Ok(());
     }
@@ -338,10 +409,11 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn wait_ready(fs: &str) -> anyhow::Result<()> {
+async fn wait_ready(fs: &str, tls: &raftfs_client::ClientTls) -> anyhow::Result<()> {
     let identity = raftfs_client::Identity::resolve(None);
     let opts = raftfs_client::ClientOptions {
         call_deadline_ms: READY_TIMEOUT_MS,
+        tls: tls.clone(),
         ..Default::default()
     };
     let client = raftfs_client::FileSystem::connect(fs, identity, opts)?;

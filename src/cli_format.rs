@@ -41,6 +41,14 @@ pub struct FormatArgs {
     /// --block-pool-id of that nameservice.
     #[arg(long)]
     pub join: bool,
+    /// The cluster CA's directory. A new cluster's CA is made there
+    /// (default: DIR/ca); a member of an existing cluster has its
+    /// certificate issued from it. The member's credentials go to DIR/tls.
+    #[arg(long = "ca-dir")]
+    pub ca_dir: Option<PathBuf>,
+    /// Make no CA and no certificate: the member must then run --insecure.
+    #[arg(long, conflicts_with = "ca_dir")]
+    pub insecure: bool,
 }
 
 /// Parse `1=h:p,2=h:p`.
@@ -111,8 +119,34 @@ pub fn run(a: FormatArgs) -> anyhow::Result<()> {
     if a.join && (a.cluster_id.is_none() || a.namespace_id.is_none() || a.block_pool_id.is_none()) {
         bail!("--join needs the nameservice's --cluster-id, --namespace-id and --block-pool-id");
     }
+    if a.cluster_id.is_some() && a.ca_dir.is_none() && !a.insecure {
+        bail!(
+            "a member of an existing cluster needs that cluster's CA to get its certificate: --ca-dir CA \
+             (or --insecure for a cluster run without TLS)"
+        );
+    }
     let v = version_for(&a, &members, raftfs_metaserver::server::member::now_ms());
+    // The CA first: a cluster that cannot have one is not formatted.
+    let ca_dir = match (&a.ca_dir, a.insecure) {
+        (_, true) => None,
+        (Some(d), false) => Some(std::path::absolute(d)?),
+        (None, false) => Some(std::path::absolute(a.dir.join("ca"))?),
+    };
+    let ca = match &ca_dir {
+        Some(d) if a.cluster_id.is_none() => Some(crate::cli_cert::ensure_ca(d, &v.cluster_id)?),
+        Some(d) => {
+            let ca = raftfs_trust::ClusterCa::load(d)?;
+            if ca.cluster_id() != v.cluster_id {
+                bail!("the CA in {} is of cluster {}, not {}", d.display(), ca.cluster_id(), v.cluster_id);
+            }
+            Some(ca)
+        }
+        None => None,
+    };
     format_member(&a.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(ca) = &ca {
+        crate::cli_cert::issue_member(ca, &a.dir, a.member_id, &members[&a.member_id])?;
+    }
     println!(
         "Formatted {} as member {} of nameservice {}",
         a.dir.display(),
@@ -122,8 +156,22 @@ pub fn run(a: FormatArgs) -> anyhow::Result<()> {
     println!("  ClusterID   = {}", v.cluster_id);
     println!("  NamespaceID = {}", v.namespace_id);
     println!("  BlockPoolID = {}", v.block_pool_id);
+    let ca_arg = match &ca {
+        Some(ca) => {
+            println!(
+                "  TLS         = CA in {} (keep it off the nodes in production); this member's credentials in {}",
+                ca.dir().display(),
+                a.dir.join("tls").display()
+            );
+            format!(" --ca-dir {}", ca.dir().display())
+        }
+        None => {
+            println!("  TLS         = none (--insecure): run the member with --insecure");
+            " --insecure".to_string()
+        }
+    };
     println!(
-        "Format the other members with: --cluster-id {} --namespace-id {} --block-pool-id {}",
+        "Format the other members with: --cluster-id {} --namespace-id {} --block-pool-id {}{ca_arg}",
         v.cluster_id, v.namespace_id, v.block_pool_id
     );
     Ok(())

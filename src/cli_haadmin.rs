@@ -53,7 +53,10 @@ fn member_id(arg: Option<&String>) -> Option<u64> {
 }
 
 async fn info(addr: &str) -> Result<pb::MemberInfoReply, String> {
-    let ep = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+    let ep = raftfs_client::ClientTls::FromEnv
+        .dialer()
+        .map_err(|e| e.to_string())?
+        .endpoint(addr, raftfs_trust::PeerRole::Member)
         .map_err(|e| e.to_string())?
         .connect_timeout(Duration::from_millis(1000))
         .timeout(Duration::from_millis(2000));

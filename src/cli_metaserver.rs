@@ -12,6 +12,7 @@ use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
+use raftfs_trust::{NodeCredentials, NodeSecurity, PeerRole};
 
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -91,6 +92,16 @@ pub struct MetaserverArgs {
     /// are never used.
     #[arg(long = "group-mapping")]
     pub group_mapping: Option<PathBuf>,
+    /// This member's credentials: ca.crt, node.crt, node.key (default: DIR/tls,
+    /// where `raftfs format` puts them).
+    #[arg(long = "tls-dir")]
+    pub tls_dir: Option<PathBuf>,
+    /// Serve and dial in plaintext, with no certificate checks: anyone who
+    /// reaches the port can act as a member or a DataNode. For trusted
+    /// networks and comparisons only.
+    #[arg(long)]
+    #[serde(default)]
+    pub insecure: bool,
 }
 
 impl MetaserverArgs {
@@ -124,6 +135,8 @@ impl MetaserverArgs {
             safemode_extension_ms: self.safemode_extension_ms.or(f.safemode_extension_ms),
             lease_hard_limit_ms: self.lease_hard_limit_ms.or(f.lease_hard_limit_ms),
             group_mapping: self.group_mapping.or(f.group_mapping),
+            tls_dir: self.tls_dir.or(f.tls_dir),
+            insecure: self.insecure || f.insecure,
         })
     }
 }
@@ -186,6 +199,24 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("member address {addr:?} (use --listen for a host name)"))?
         }
     };
+    let security = if a.insecure {
+        tracing::warn!("--insecure: plaintext, and no caller is checked");
+        NodeSecurity::insecure()
+    } else {
+        let tls_dir = a.tls_dir.clone().unwrap_or_else(|| dir.join("tls"));
+        let creds = NodeCredentials::load(&tls_dir).map_err(|e| {
+            anyhow::anyhow!("this member's TLS credentials: {e} (or run with --insecure on a trusted network)")
+        })?;
+        let me = creds.identity();
+        if me.role != PeerRole::Member || me.id != id.to_string() || me.cluster_id != version.cluster_id {
+            anyhow::bail!(
+                "{} holds the certificate of {me}, not of member {id} of cluster {}",
+                tls_dir.display(),
+                version.cluster_id
+            );
+        }
+        NodeSecurity::tls(&creds)
+    };
     let listener = server::bind(listen)
         .await
         .with_context(|| format!("listen on {listen}"))?;
@@ -203,6 +234,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         blocks,
         lease_hard_limit_ms: a.lease_hard_limit_ms.unwrap_or(server::DEFAULT_LEASE_HARD_LIMIT_MS),
         group_mapping: a.group_mapping,
+        security,
     };
     let member = Arc::new(
         Member::open(&cfg)

@@ -1,5 +1,6 @@
 //! `raftfs`: one binary with subcommands, as `hdfs` has.
 
+mod cli_cert;
 mod cli_datanode;
 mod cli_dev;
 mod cli_dfsadmin;
@@ -32,6 +33,8 @@ struct Cli {
 enum Cmd {
     /// Create the identity of a new nameservice member (ClusterID, NamespaceID, BlockPoolID).
     Format(cli_format::FormatArgs),
+    /// Issue certificates from the cluster CA (`raftfs cert issue --role datanode ...`).
+    Cert(cli_cert::CertArgs),
     /// Run one member of a nameservice.
     Metaserver(cli_metaserver::MetaserverArgs),
     /// Start a local nameservice of several members as separate processes.
@@ -165,6 +168,7 @@ fn main() {
     let code = rt.block_on(async move {
         match cli.cmd {
             Cmd::Format(a) => report(cli_format::run(a)),
+            Cmd::Cert(a) => report(cli_cert::run(a)),
             Cmd::Metaserver(a) => {
                 init_tracing();
                 report(cli_metaserver::run(a).await)

@@ -44,9 +44,7 @@ async fn malformed_op_payload_is_a_typed_error() {
     let cluster = common::Cluster::start(1, "memory");
     cluster.wait_ready().await;
     let addr = cluster.members[&1].clone();
-    let mut c = pb::namespace_client::NamespaceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
+    let mut c = cluster.namespace_client(&addr).await;
     let ctx = || {
         Some(pb::CallContext {
             client_id: "c".into(),
@@ -127,6 +125,7 @@ fn member_refuses_unformatted_and_foreign_directories() {
             "1=127.0.0.1:1",
             "--cluster-id",
             "CID-a",
+            "--insecure",
         ])
         .arg("--dir")
         .arg(dir.path())
@@ -215,9 +214,7 @@ async fn retried_calls_are_answered_from_the_retry_table() {
     let cluster = common::Cluster::start(1, "rocksdb");
     cluster.wait_ready().await;
     let addr = cluster.members[&1].clone();
-    let mut c = pb::namespace_client::NamespaceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap();
+    let mut c = cluster.namespace_client(&addr).await;
     let ctx = |call_id| {
         Some(pb::CallContext {
             client_id: "retrier".into(),

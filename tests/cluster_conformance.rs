@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_client::{FileSystem, Identity};
 use raftfs_metaserver::golden::{run_dir, Backend};
 use raftfs_metaserver::namespace::{check_ctx, check_principal};
 use raftfs_proto::{CallCtx, FsError, Op, OpResult};
@@ -45,7 +45,7 @@ impl Backend for GrpcBackend {
             FileSystem::connect(
                 &uri,
                 Identity::new(&ctx.user, &["supergroup"]),
-                ClientOptions::default(),
+                self.cluster.client_options(),
             )
             .expect("connect")
         });

@@ -119,7 +119,7 @@ async fn data_written_is_data_read() {
         raftfs_client::Identity::new("hdfs", &["hdfs"]),
         raftfs_client::ClientOptions {
             short_circuit: false,
-            ..Default::default()
+            ..c.client_options()
         },
     )
     .unwrap();
@@ -150,7 +150,7 @@ async fn data_written_is_data_read() {
 
 /// A block's replicas as fsck sees them: (good live, corrupt).
 fn replica_counts(c: &common::Cluster, path: &str) -> (usize, usize) {
-    let out = std::process::Command::new(common::BIN)
+    let out = c.cli()
         .args([
             "fsck",
             "--fs",
@@ -252,7 +252,7 @@ async fn a_flipped_byte_is_found_reported_and_replaced() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(read(&fs, "/bad").await == data);
-    let out = std::process::Command::new(common::BIN)
+    let out = c.cli()
         .args(["fsck", "--fs", &c.fs_uri(), "--user", "hdfs", "/"])
         .output()
         .unwrap();

@@ -9,7 +9,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, String, String) {
+/// `raftfs dev` on `dir`: (its process, ns1's --fs, ns2's --fs, the CA
+/// certificate it told clients to trust).
+fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, String, String, String) {
     let mut child = Command::new(common::BIN)
         .args(["dev", "--port-base", &port_base.to_string(), "--store", "rocksdb"])
         .args([
@@ -28,7 +30,7 @@ fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, Str
         .spawn()
         .expect("start raftfs dev");
     let out = BufReader::new(child.stdout.take().expect("stdout"));
-    let (mut fs1, mut fs2) = (None, None);
+    let (mut fs1, mut fs2, mut ca) = (None, None, None);
     for line in out.lines() {
         let line = line.expect("read dev output");
         if let Some(v) = line.trim().strip_prefix("ns1: --fs ") {
@@ -36,6 +38,9 @@ fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, Str
         }
         if let Some(v) = line.trim().strip_prefix("ns2: --fs ") {
             fs2 = Some(v.to_string());
+        }
+        if let Some(v) = line.trim().strip_prefix("export RAFTFS_CA=") {
+            ca = Some(v.to_string());
         }
         if line.starts_with("Press Ctrl-C") {
             break;
@@ -45,6 +50,7 @@ fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, Str
         child,
         fs1.expect("raftfs dev printed no ns1 --fs line"),
         fs2.expect("raftfs dev printed no ns2 --fs line"),
+        ca.expect("raftfs dev printed no RAFTFS_CA line"),
     )
 }
 
@@ -66,8 +72,9 @@ fn alive(pid: i32) -> bool {
             .contains(") Z ")
 }
 
-fn dfs(fs: &str, args: &[&str]) -> (i32, String) {
+fn dfs(ca: &str, fs: &str, args: &[&str]) -> (i32, String) {
     let out = Command::new(common::BIN)
+        .env("RAFTFS_CA", ca)
         .arg("dfs")
         .arg("--fs")
         .arg(fs)
@@ -85,14 +92,14 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
     let dir = tempfile::tempdir().unwrap();
     // Members at base + 1.., DataNodes at base + 101.. (see `raftfs dev --help`).
     let port_base = common::reserve_ports(110);
-    let (mut dev, fs, fs2) = start_dev(dir.path(), port_base);
-    assert_eq!(dfs(&fs, &["-mkdir", "-p", "/kept/across/restarts"]).0, 0);
+    let (mut dev, fs, fs2, ca) = start_dev(dir.path(), port_base);
+    assert_eq!(dfs(&ca, &fs, &["-mkdir", "-p", "/kept/across/restarts"]).0, 0);
     // Each nameservice stores a file's data on the DataNodes, in its own block pool.
     let local = dir.path().join("hello.txt");
     std::fs::write(&local, b"hello from ns1\n").unwrap();
-    assert_eq!(dfs(&fs, &["-put", local.to_str().unwrap(), "/kept/hello"]).0, 0);
+    assert_eq!(dfs(&ca, &fs, &["-put", local.to_str().unwrap(), "/kept/hello"]).0, 0);
     std::fs::write(&local, b"hello from ns2\n").unwrap();
-    assert_eq!(dfs(&fs2, &["-put", local.to_str().unwrap(), "/hello2"]).0, 0);
+    assert_eq!(dfs(&ca, &fs2, &["-put", local.to_str().unwrap(), "/hello2"]).0, 0);
     for j in 1..=2 {
         let pools: Vec<String> = std::fs::read_dir(dir.path().join(format!("dn{j}/data/current")))
             .unwrap()
@@ -123,14 +130,14 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
     assert!(pids(dir.path()).is_empty(), "pid files left behind");
 
     // Again on the same directory: the data is there.
-    let (mut dev, fs, fs2) = start_dev(dir.path(), port_base);
+    let (mut dev, fs, fs2, ca) = start_dev(dir.path(), port_base);
     assert_eq!(
-        dfs(&fs, &["-test", "-d", "/kept/across/restarts"]).0,
+        dfs(&ca, &fs, &["-test", "-d", "/kept/across/restarts"]).0,
         0,
         "data lost across a dev restart"
     );
-    assert_eq!(dfs(&fs, &["-cat", "/kept/hello"]), (0, "hello from ns1\n".to_string()));
-    assert_eq!(dfs(&fs2, &["-cat", "/hello2"]), (0, "hello from ns2\n".to_string()));
+    assert_eq!(dfs(&ca, &fs, &["-cat", "/kept/hello"]), (0, "hello from ns1\n".to_string()));
+    assert_eq!(dfs(&ca, &fs2, &["-cat", "/hello2"]), (0, "hello from ns2\n".to_string()));
     unsafe { libc::kill(dev.id() as i32, libc::SIGINT) };
     assert!(dev.wait().unwrap().success());
 }

@@ -12,7 +12,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::Cluster;
-use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_client::{FileSystem, Identity};
 use raftfs_proto::{codec, pb, FsError, Op, OpResult, Permission};
 
 type Client = pb::namespace_client::NamespaceClient<tonic::transport::Channel>;
@@ -52,7 +52,7 @@ async fn a_paused_leader_is_fenced_after_it_resumes() {
     fs.mkdirs("/fence/taken", None).await.expect("mkdir");
     let old = c.leader().await;
     let old_addr = c.members[&old].clone();
-    let mut old_client = Client::connect(format!("http://{old_addr}")).await.unwrap();
+    let mut old_client = c.namespace_client(&old_addr).await;
     let stat = Op::GetFileInfo { path: "/fence".into() };
     assert!(
         send(&mut old_client, 1, &stat).await.is_ok(),
@@ -71,7 +71,7 @@ async fn a_paused_leader_is_fenced_after_it_resumes() {
     let rest = FileSystem::connect(
         &format!("raftfs://{}", others.join(",")),
         Identity::new("hdfs", &["hdfs"]),
-        ClientOptions::default(),
+        c.client_options(),
     )
     .unwrap();
     rest.set_permission("/fence", Permission(0o755))

@@ -14,7 +14,7 @@ use raftfs_proto::Permission;
 fn client(c: &Cluster, mode: FollowerReads) -> FileSystem {
     let opts = ClientOptions {
         follower_reads: mode,
-        ..ClientOptions::default()
+        ..c.client_options()
     };
     FileSystem::connect(&c.fs_uri(), Identity::new("hdfs", &["hdfs"]), opts).expect("connect")
 }

@@ -56,9 +56,9 @@ async fn groups_come_from_the_members_mapping_not_the_client() {
         .expect("dave is in staff by the mapping");
 
     // Admin commands: supergroup members by the mapping, not by their claim.
-    let (code, out, err) = common::run_cli(&["dfsadmin", "--fs", &c.fs_uri(), "--user", "carol", "-safemode", "get"]);
+    let (code, out, err) = c.run(&["dfsadmin", "--fs", &c.fs_uri(), "--user", "carol", "-safemode", "get"]);
     assert_eq!((code, out.trim()), (0, "Safe mode is OFF"), "{err}");
-    let (code, out, err) = common::run_cli(&["dfsadmin", "--fs", &c.fs_uri(), "--user", "mallory", "-safemode", "get"]);
+    let (code, out, err) = c.run(&["dfsadmin", "--fs", &c.fs_uri(), "--user", "mallory", "-safemode", "get"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("Superuser privilege is required"), "{err}");
     denied(
@@ -96,7 +96,7 @@ async fn groups_come_from_the_members_mapping_not_the_client() {
     dave.create("/staff/d2", false).await.expect("dave still in staff");
 
     // Only the superuser refreshes.
-    let (code, out, err) = common::run_cli(&[
+    let (code, out, err) = c.run(&[
         "dfsadmin",
         "--fs",
         &c.fs_uri(),

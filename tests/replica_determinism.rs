@@ -9,10 +9,8 @@ use std::time::Duration;
 use raftfs_metaserver::store::{RocksStore, RocksStoreOptions, Store};
 use raftfs_proto::pb;
 
-async fn applied(addr: &str) -> Option<(u64, u64)> {
-    let mut c = pb::namespace_client::NamespaceClient::connect(format!("http://{addr}"))
-        .await
-        .ok()?;
+async fn applied(cluster: &common::Cluster, addr: &str) -> Option<(u64, u64)> {
+    let mut c = cluster.try_namespace_client(addr).await?;
     let i = c.member_info(pb::MemberInfoRequest {}).await.ok()?.into_inner();
     Some((i.applied_index, i.last_log_index))
 }
@@ -50,7 +48,7 @@ async fn replicas_hold_identical_namespaces() {
     loop {
         let mut states = Vec::new();
         for a in cluster.members.values() {
-            states.push(applied(a).await);
+            states.push(applied(&cluster, a).await);
         }
         let first = states[0];
         if first.is_some() && states.iter().all(|s| *s == first && s.is_some_and(|(a, l)| a == l)) {

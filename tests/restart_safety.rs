@@ -80,7 +80,7 @@ async fn run(store: &str, exec: &str) {
         let opts = ClientOptions {
             call_deadline_ms: 3_000,
             rpc_timeout_ms: 1_000,
-            ..Default::default()
+            ..cluster.client_options()
         };
         let fs = Arc::new(FileSystem::connect(&cluster.fs_uri(), Identity::new("hdfs", &["hdfs"]), opts).unwrap());
         let mut tasks = Vec::new();

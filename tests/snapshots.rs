@@ -10,10 +10,8 @@ use std::time::Duration;
 
 use raftfs_proto::pb;
 
-async fn info(addr: &str) -> Option<pb::MemberInfoReply> {
-    let mut c = pb::namespace_client::NamespaceClient::connect(format!("http://{addr}"))
-        .await
-        .ok()?;
+async fn info(cluster: &common::Cluster, addr: &str) -> Option<pb::MemberInfoReply> {
+    let mut c = cluster.try_namespace_client(addr).await?;
     Some(c.member_info(pb::MemberInfoRequest {}).await.ok()?.into_inner())
 }
 
@@ -41,7 +39,7 @@ async fn lagging_member_catches_up_by_snapshot() {
         let mut c = common::Cluster::start_with(3, store, &["--snapshot-logs", "20", "--snapshot-keep-logs", "0"]);
         c.wait_ready().await;
         write_dirs(&c, "/before", 10).await;
-        let last3 = info(&c.members[&3].clone())
+        let last3 = info(&c, &c.members[&3].clone())
             .await
             .expect("member 3 answers")
             .last_log_index;
@@ -59,7 +57,7 @@ async fn lagging_member_catches_up_by_snapshot() {
         loop {
             let mut purged = 0;
             for a in c.members.values() {
-                if let Some(i) = info(a).await {
+                if let Some(i) = info(&c, a).await {
                     if i.role == "LEADER" {
                         purged = i.purged_index;
                     }
@@ -81,7 +79,7 @@ async fn lagging_member_catches_up_by_snapshot() {
             let leader_last = {
                 let mut best = 0;
                 for a in c.members.values() {
-                    if let Some(i) = info(a).await {
+                    if let Some(i) = info(&c, a).await {
                         if i.role == "LEADER" {
                             best = i.last_log_index;
                         }
@@ -89,7 +87,7 @@ async fn lagging_member_catches_up_by_snapshot() {
                 }
                 best
             };
-            if let Some(i) = info(&addr3).await {
+            if let Some(i) = info(&c, &addr3).await {
                 if leader_last > 0 && i.applied_index >= leader_last {
                     break;
                 }

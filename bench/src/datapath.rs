@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Args;
 
-use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
 
 use crate::localns::LocalNameservice;
 use crate::ports::free_port;
@@ -62,6 +62,7 @@ struct LocalCluster {
     /// The DataNodes.
     children: Vec<Child>,
     fs_uri: String,
+    tls: ClientTls,
     dn_dirs: Vec<PathBuf>,
     /// (data transfer address, index in `children`) of each DataNode.
     dn_addrs: Vec<(String, usize)>,
@@ -104,7 +105,7 @@ async fn start_cluster(root: &Path, datanodes: usize) -> anyhow::Result<LocalClu
         let dir = root.join(format!("dn{j}"));
         let addr = format!("127.0.0.1:{}", free_port()?);
         dn_addrs.push((addr.clone(), children.len()));
-        let args: Vec<String> = vec![
+        let mut args: Vec<String> = vec![
             "datanode".into(),
             "--dir".into(),
             dir.display().to_string(),
@@ -117,17 +118,20 @@ async fn start_cluster(root: &Path, datanodes: usize) -> anyhow::Result<LocalClu
             "--heartbeat-ms".into(),
             "500".into(),
         ];
+        args.extend(ns.datanode_tls_args(&format!("dn{j}"), &root.join(format!("dn{j}-tls")))?);
         children.push(spawn(&exe, &args, &root.join(format!("dn{j}.log")))?);
         dn_dirs.push(dir);
     }
+    let tls = ns.client_tls();
     let cluster = LocalCluster {
         ns,
         children,
         fs_uri,
+        tls,
         dn_dirs,
         dn_addrs,
     };
-    let fs = client(&cluster.fs_uri)?;
+    let fs = client(&cluster.fs_uri, &cluster.tls)?;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let live = match fs.admin(raftfs_proto::AdminOp::DatanodeReport).await {
@@ -148,13 +152,14 @@ async fn start_cluster(root: &Path, datanodes: usize) -> anyhow::Result<LocalClu
     }
 }
 
-fn client(uri: &str) -> anyhow::Result<FileSystem> {
-    client_with(uri, true)
+fn client(uri: &str, tls: &ClientTls) -> anyhow::Result<FileSystem> {
+    client_with(uri, tls, true)
 }
 
-fn client_with(uri: &str, short_circuit: bool) -> anyhow::Result<FileSystem> {
+fn client_with(uri: &str, tls: &ClientTls, short_circuit: bool) -> anyhow::Result<FileSystem> {
     let opts = ClientOptions {
         short_circuit,
+        tls: tls.clone(),
         ..ClientOptions::default()
     };
     Ok(FileSystem::connect(uri, Identity::new("bench", &["bench"]), opts)?)
@@ -256,8 +261,8 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
         bail!("--datanodes must be at least 3 (the files have replication 3)");
     }
     let mut cluster = start_cluster(&root, a.datanodes).await?;
-    let fs = client(&cluster.fs_uri)?;
-    let remote = client_with(&cluster.fs_uri, false)?;
+    let fs = client(&cluster.fs_uri, &cluster.tls)?;
+    let remote = client_with(&cluster.fs_uri, &cluster.tls, false)?;
     let size = a.size_mb << 20;
     let data: Vec<u8> = (0..IO_BYTES).map(|i| (i * 7 + i / 4096) as u8).collect();
     println!(

@@ -18,7 +18,7 @@ use anyhow::bail;
 use clap::Args;
 
 use crate::localns::LocalNameservice;
-use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_client::{FileSystem, Identity};
 
 /// How long the writers run before each kill.
 const WARMUP_MS: u64 = 1000;
@@ -47,7 +47,7 @@ pub async fn run(a: FailoverArgs) -> anyhow::Result<()> {
     let fs = Arc::new(FileSystem::connect(
         &fs_uri,
         identity.clone(),
-        ClientOptions::default(),
+        ns.client_options(),
     )?);
     ns.settled_leader().await?;
     fs.mkdirs("/failover", None).await?;
@@ -84,7 +84,7 @@ pub async fn run(a: FailoverArgs) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(WARMUP_MS)).await;
         ns.kill(leader)?;
         let killed_at = Instant::now();
-        let probe = FileSystem::connect(&fs_uri, identity.clone(), ClientOptions::default())?;
+        let probe = FileSystem::connect(&fs_uri, identity.clone(), ns.client_options())?;
         probe.create(&format!("/failover/probe-{run}"), false).await?;
         let ms = killed_at.elapsed().as_secs_f64() * 1000.0;
         println!("run {run}: leader {leader} killed -> first write acknowledged in {ms:.0} ms");

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+use raftfs_client::{ClientOptions, ClientTls};
 use raftfs_proto::pb;
+use raftfs_trust::{Dialer, PeerRole};
 
 use crate::ports::free_port;
 
@@ -40,11 +42,27 @@ pub struct LocalNameservice {
     pub members: Vec<Member>,
     store: String,
     extra_args: Vec<String>,
+    /// Plaintext with no certificate checks (`--insecure`), for comparisons.
+    insecure: bool,
 }
 
 impl LocalNameservice {
-    /// Format `n` members (superuser `superuser`) without starting them.
+    /// Format `n` members (superuser `superuser`) without starting them;
+    /// the first member's format makes the cluster CA, and every member
+    /// gets its certificate (mutual TLS, as in production).
     pub fn format(n: u64, store: &str, extra_args: &str, superuser: &str) -> anyhow::Result<LocalNameservice> {
+        LocalNameservice::format_with(n, store, extra_args, superuser, false)
+    }
+
+    /// As [`LocalNameservice::format`]; `insecure` formats and runs every
+    /// member with `--insecure` instead.
+    pub fn format_with(
+        n: u64,
+        store: &str,
+        extra_args: &str,
+        superuser: &str,
+        insecure: bool,
+    ) -> anyhow::Result<LocalNameservice> {
         let exe = std::env::current_exe().context("find the raftfs binary")?;
         let root = tempfile::tempdir()?;
         let mut members = Vec::new();
@@ -59,7 +77,7 @@ impl LocalNameservice {
             });
         }
         let spec: Vec<String> = members.iter().map(|m| format!("{}={}", m.id, m.addr)).collect();
-        let mut ids: Vec<String> = Vec::new();
+        let mut ids: Vec<String> = if insecure { vec!["--insecure".into()] } else { Vec::new() };
         for m in &members {
             let out = Command::new(&exe)
                 .args(["format", "--member-id", &m.id.to_string(), "--members", &spec.join(",")])
@@ -72,7 +90,7 @@ impl LocalNameservice {
             if !out.status.success() {
                 bail!("format member {}: {}", m.id, String::from_utf8_lossy(&out.stderr));
             }
-            if ids.is_empty() {
+            if m.id == members[0].id {
                 let text = String::from_utf8_lossy(&out.stdout);
                 let line = text
                     .lines()
@@ -91,7 +109,52 @@ impl LocalNameservice {
             members,
             store: store.to_string(),
             extra_args: extra_args.split_whitespace().map(str::to_string).collect(),
+            insecure,
         })
+    }
+
+    /// The cluster CA's directory (made by the first member's format).
+    pub fn ca_dir(&self) -> PathBuf {
+        self.members[0].dir.join("ca")
+    }
+
+    /// How a client of this nameservice verifies it.
+    pub fn client_tls(&self) -> ClientTls {
+        if self.insecure {
+            ClientTls::Insecure
+        } else {
+            ClientTls::CaFile(self.ca_dir().join(raftfs_trust::CA_CERT_FILE))
+        }
+    }
+
+    /// Client options with this nameservice's TLS setting.
+    pub fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            tls: self.client_tls(),
+            ..ClientOptions::default()
+        }
+    }
+
+    /// The `raftfs datanode` arguments that give DataNode `name` its
+    /// credentials (issued into `dir` from this nameservice's CA), or
+    /// `--insecure`.
+    pub fn datanode_tls_args(&self, name: &str, dir: &Path) -> anyhow::Result<Vec<String>> {
+        if self.insecure {
+            return Ok(vec!["--insecure".into()]);
+        }
+        let ca = raftfs_trust::ClusterCa::load(&self.ca_dir())?;
+        ca.issue_into(
+            dir,
+            PeerRole::Datanode,
+            name,
+            &["127.0.0.1".to_string()],
+            raftfs_trust::DEFAULT_CERT_VALIDITY_DAYS,
+        )?;
+        Ok(vec!["--tls-dir".into(), dir.display().to_string()])
+    }
+
+    fn dialer(&self) -> Option<Dialer> {
+        self.client_tls().dialer().ok()
     }
 
     pub fn root(&self) -> &Path {
@@ -115,7 +178,10 @@ impl LocalNameservice {
     /// Start member `id` (its log appends to `<root>/m<id>.log`).
     pub fn start(&mut self, id: u64) -> anyhow::Result<()> {
         let log_path = self.root.path().join(format!("m{id}.log"));
-        let (exe, store, extra) = (self.exe.clone(), self.store.clone(), self.extra_args.clone());
+        let (exe, store, mut extra) = (self.exe.clone(), self.store.clone(), self.extra_args.clone());
+        if self.insecure {
+            extra.push("--insecure".into());
+        }
         let m = self.member(id);
         assert!(m.child.is_none(), "member {id} is already running");
         let log = std::fs::OpenOptions::new().create(true).append(true).open(log_path)?;
@@ -191,10 +257,11 @@ impl LocalNameservice {
     /// applied about as far as it.
     pub async fn settled_leader(&self) -> anyhow::Result<u64> {
         let deadline = Instant::now() + Duration::from_millis(READY_TIMEOUT_MS);
+        let dialer = self.dialer().context("this nameservice's CA certificate")?;
         while Instant::now() < deadline {
             let mut infos = Vec::new();
             for m in self.members.iter().filter(|m| m.child.is_some() && !m.paused) {
-                infos.push(member_info(&m.addr).await);
+                infos.push(member_info(&dialer, &m.addr).await);
             }
             if let Some(Some(l)) = infos.iter().find(|i| i.as_ref().is_some_and(|i| i.role == "LEADER")) {
                 let caught_up = infos.iter().all(|i| {
@@ -214,8 +281,9 @@ impl LocalNameservice {
     /// The member that says it leads now (the highest term wins), if any answers so.
     pub async fn current_leader(&self) -> Option<u64> {
         let mut best: Option<(u64, u64)> = None;
+        let dialer = self.dialer()?;
         for m in self.members.iter().filter(|m| m.child.is_some() && !m.paused) {
-            if let Some(i) = member_info(&m.addr).await {
+            if let Some(i) = member_info(&dialer, &m.addr).await {
                 if i.role == "LEADER" && best.is_none_or(|(t, _)| i.term > t) {
                     best = Some((i.term, i.member_id));
                 }
@@ -280,8 +348,9 @@ impl Drop for LocalNameservice {
 }
 
 /// A member's MemberInfo, or None if it does not answer in time.
-pub async fn member_info(addr: &str) -> Option<pb::MemberInfoReply> {
-    let ep = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+pub async fn member_info(dialer: &Dialer, addr: &str) -> Option<pb::MemberInfoReply> {
+    let ep = dialer
+        .endpoint(addr, PeerRole::Member)
         .ok()?
         .connect_timeout(Duration::from_millis(PROBE_CONNECT_TIMEOUT_MS))
         .timeout(Duration::from_millis(PROBE_TIMEOUT_MS));

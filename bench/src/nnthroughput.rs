@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::bail;
 use clap::Args;
 
-use raftfs_client::FollowerReads;
+use raftfs_client::{FileSystem, FollowerReads};
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::cpu::process_cpu_time_us;
 use raftfs_metaserver::server::StoreKind;
@@ -110,7 +110,7 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
     let mut medians: Vec<(FollowerReads, f64)> = Vec::new();
     for mode in &modes {
         let bench = Arc::new(match (&a.fs, a.level.as_str()) {
-            (Some(fs), _) => Bench::remote(fs, a.user.as_deref(), *mode)?,
+            (Some(fs), _) => Bench::remote(fs, raftfs_client::ClientTls::FromEnv, a.user.as_deref(), *mode)?,
             (None, "engine") => Bench::engine(store, exec).await?,
             (None, "raft") => Bench::raft(store, exec, a.max_ops_per_entry).await?,
             (None, other) => bail!("--level must be engine or raft, not {other:?}"),
@@ -127,7 +127,7 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
         };
         println!("# raftfs nnthroughput, {where_}");
         for op in &ops {
-            let before = match &a.fs {
+            let before = match bench.remote_fs() {
                 Some(fs) => Some(member_stats(fs).await),
                 None => None,
             };
@@ -145,7 +145,7 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
                     all.join(", ")
                 );
             }
-            if let (Some(fs), Some(before), true) = (&a.fs, before, matches!(*op, "open" | "fileStatus")) {
+            if let (Some(fs), Some(before), true) = (bench.remote_fs(), before, matches!(*op, "open" | "fileStatus")) {
                 let after = member_stats(fs).await;
                 let (mut leader, mut total) = (0u64, 0u64);
                 for (addr, m) in &after {
@@ -175,7 +175,7 @@ pub async fn run(a: NnArgs) -> anyhow::Result<()> {
 }
 
 /// The leader's last log index, from the members of `fs` that answer.
-pub(crate) async fn leader_log_index(fs: &str) -> Option<u64> {
+pub(crate) async fn leader_log_index(fs: &FileSystem) -> Option<u64> {
     member_stats(fs)
         .await
         .values()
@@ -184,20 +184,12 @@ pub(crate) async fn leader_log_index(fs: &str) -> Option<u64> {
 }
 
 /// What each member of `fs` that answers reports of itself, by address.
-async fn member_stats(fs: &str) -> BTreeMap<String, MemberStat> {
+async fn member_stats(fs: &FileSystem) -> BTreeMap<String, MemberStat> {
     let mut out = BTreeMap::new();
-    for addr in raftfs_client::uri::parse_fs(fs).unwrap_or_default() {
-        let Ok(ep) = tonic::transport::Endpoint::from_shared(format!("http://{addr}")) else {
-            continue;
-        };
-        let Ok(ch) = ep.timeout(std::time::Duration::from_millis(2000)).connect().await else {
-            continue;
-        };
-        let mut c = raftfs_proto::pb::namespace_client::NamespaceClient::new(ch);
-        if let Ok(i) = c.member_info(raftfs_proto::pb::MemberInfoRequest {}).await {
-            let i = i.into_inner();
+    for addr in fs.members() {
+        if let Ok(i) = fs.member_info(addr).await {
             out.insert(
-                addr,
+                addr.clone(),
                 MemberStat {
                     role: i.role,
                     reads: i.reads_served,
@@ -239,7 +231,7 @@ pub(crate) struct CpuMark {
 
 impl CpuMark {
     /// CPU time spent since `self`, divided by `ops`.
-    pub(crate) async fn split(&self, fs: Option<&str>, ops: u64) -> Option<CpuSplit> {
+    pub(crate) async fn split(&self, fs: Option<&FileSystem>, ops: u64) -> Option<CpuSplit> {
         let client = process_cpu_time_us()?.checked_sub(self.own_us?)? as f64 / ops.max(1) as f64;
         let mut s = CpuSplit {
             total: client,
@@ -261,7 +253,7 @@ impl CpuMark {
         Some(s)
     }
 
-    pub(crate) async fn take(fs: Option<&str>) -> CpuMark {
+    pub(crate) async fn take(fs: Option<&FileSystem>) -> CpuMark {
         let members = match fs {
             Some(fs) => member_stats(fs).await,
             None => BTreeMap::new(),
@@ -273,7 +265,7 @@ impl CpuMark {
     }
 
     /// The "# CPU per op" line: CPU time spent since `self` divided by `ops`.
-    async fn report(&self, fs: Option<&str>, ops: u64) -> Option<String> {
+    async fn report(&self, fs: Option<&FileSystem>, ops: u64) -> Option<String> {
         let s = self.split(fs, ops).await?;
         let Some(fs) = fs else {
             return Some(format!(
@@ -293,7 +285,7 @@ impl CpuMark {
             s.client,
             s.total,
             followers.len() + usize::from(s.leader.is_some()),
-            raftfs_client::uri::parse_fs(fs).map_or(0, |a| a.len()),
+            fs.members().len(),
         ))
     }
 }
@@ -377,9 +369,9 @@ async fn run_op(bench: &Arc<Bench>, a: &NnArgs, op: &str) -> anyhow::Result<f64>
     let n = inputs.len() as u64;
     let threads = if op == "clean" { 1 } else { a.threads };
     let batches_before = bench.engine_batch_stats();
-    let cpu = CpuMark::take(a.fs.as_deref()).await;
+    let cpu = CpuMark::take(bench.remote_fs()).await;
     let (elapsed_ms, latency_ms) = run_parallel(bench, threads, inputs).await?;
-    let cpu_line = cpu.report(a.fs.as_deref(), n).await;
+    let cpu_line = cpu.report(bench.remote_fs(), n).await;
     let batches = bench
         .engine_batch_stats()
         .zip(batches_before)

@@ -77,10 +77,16 @@ impl Bench {
         })
     }
 
-    pub fn remote(fs: &str, user: Option<&str>, follower_reads: raftfs_client::FollowerReads) -> anyhow::Result<Bench> {
+    pub fn remote(
+        fs: &str,
+        tls: raftfs_client::ClientTls,
+        user: Option<&str>,
+        follower_reads: raftfs_client::FollowerReads,
+    ) -> anyhow::Result<Bench> {
         let identity = raftfs_client::Identity::resolve(user);
         let opts = raftfs_client::ClientOptions {
             follower_reads,
+            tls,
             ..raftfs_client::ClientOptions::default()
         };
         let fs = FileSystem::connect(fs, identity, opts)?;
@@ -95,6 +101,14 @@ impl Bench {
     pub fn engine_batch_stats(&self) -> Option<(u64, u64)> {
         match &self.target {
             Target::Engine(e) => Some(e.batch_stats()),
+            _ => None,
+        }
+    }
+
+    /// The remote nameservice's client (grpc level).
+    pub fn remote_fs(&self) -> Option<&FileSystem> {
+        match &self.target {
+            Target::Remote(fs) => Some(fs),
             _ => None,
         }
     }

@@ -348,7 +348,10 @@ mod tests {
         let fs = crate::FileSystem::connect(
             &format!("raftfs://{addr}"),
             crate::Identity::resolve(Some("alice")),
-            crate::ClientOptions::default(),
+            crate::ClientOptions {
+                tls: crate::ClientTls::Insecure,
+                ..Default::default()
+            },
         )
         .expect("connect");
         let status = tokio::time::timeout(Duration::from_secs(10), fs.get_file_status("/a"))

@@ -1,13 +1,15 @@
 //! [`FileSystem`]: the SDK's handle on one nameservice.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::Stream;
 use rand::Rng;
-use tonic::transport::{Channel, Endpoint};
+use raftfs_trust::{Dialer, PeerRole};
+use tonic::transport::Channel;
 
 use raftfs_proto::limits::{MAX_LISTING_ENTRIES, MAX_RPC_BYTES};
 use raftfs_proto::pb::data_transfer_client::DataTransferClient;
@@ -48,6 +50,52 @@ pub struct ClientOptions {
     /// Read replicas on this host straight from their files, handed over by
     /// the DataNode (HDFS `dfs.client.read.shortcircuit`).
     pub short_circuit: bool,
+    /// How to verify the cluster (TLS against its CA, or plaintext).
+    pub tls: ClientTls,
+}
+
+/// Environment variable naming the cluster CA certificate clients trust.
+pub const CA_ENV: &str = "RAFTFS_CA";
+/// Environment variable that, set to 1, makes clients dial in plaintext
+/// (clusters run with `--insecure`).
+pub const INSECURE_ENV: &str = "RAFTFS_INSECURE";
+
+/// How a client verifies the members and DataNodes it talks to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ClientTls {
+    /// [`CA_ENV`] names the CA certificate, or [`INSECURE_ENV`]=1 asks for
+    /// plaintext; with neither, connecting fails and says so.
+    #[default]
+    FromEnv,
+    /// TLS, trusting the cluster CA certificate in this file.
+    CaFile(PathBuf),
+    /// Plaintext, for clusters run with `--insecure`.
+    Insecure,
+}
+
+impl ClientTls {
+    /// The dialer this setting asks for.
+    pub fn dialer(&self) -> Result<Dialer, FsError> {
+        let trust = |p: &std::path::Path| {
+            Dialer::trusting(p).map_err(|e| FsError::InvalidArgument(format!("the cluster CA certificate: {e}")))
+        };
+        match self {
+            ClientTls::Insecure => Ok(Dialer::Plaintext),
+            ClientTls::CaFile(p) => trust(p),
+            ClientTls::FromEnv => {
+                if std::env::var(INSECURE_ENV).is_ok_and(|v| v == "1" || v == "true") {
+                    return Ok(Dialer::Plaintext);
+                }
+                match std::env::var_os(CA_ENV) {
+                    Some(p) if !p.is_empty() => trust(std::path::Path::new(&p)),
+                    _ => Err(FsError::InvalidArgument(format!(
+                        "no CA certificate to verify the cluster with: set {CA_ENV} to the cluster's ca.crt \
+                         (`raftfs dev` prints it), or {INSECURE_ENV}=1 for a cluster run with --insecure"
+                    ))),
+                }
+            }
+        }
+    }
 }
 
 /// Reads from followers (HDFS observer reads).
@@ -90,6 +138,7 @@ impl Default for ClientOptions {
             follower_reads: FollowerReads::Off,
             leader_check_after_ms: 1_000,
             short_circuit: true,
+            tls: ClientTls::FromEnv,
         }
     }
 }
@@ -106,6 +155,8 @@ pub struct FileSystem {
 /// channels, the leader guess, call ids, and the lease renewer of open writers.
 pub(crate) struct Core {
     members: Vec<String>,
+    /// Dials members and DataNodes (TLS against the cluster CA, or plaintext).
+    pub(crate) dialer: Dialer,
     identity: Identity,
     pub(crate) client_id: String,
     next_call_id: AtomicU64,
@@ -141,6 +192,7 @@ fn status_error(s: tonic::Status) -> FsError {
         }
         Code::DeadlineExceeded => FsError::Timeout(s.message().to_string()),
         Code::InvalidArgument | Code::OutOfRange => FsError::InvalidArgument(s.message().to_string()),
+        Code::PermissionDenied | Code::Unauthenticated => FsError::AccessControl(s.message().to_string()),
         _ => FsError::Internal(format!("{}: {}", s.code(), s.message())),
     }
 }
@@ -150,8 +202,10 @@ impl FileSystem {
     /// Connections are made lazily: this fails only on a malformed `fs`.
     pub fn connect(fs: &str, identity: Identity, opts: ClientOptions) -> Result<FileSystem, FsError> {
         let members = parse_fs(fs)?;
+        let dialer = opts.tls.dialer()?;
         let core = Core {
             members,
+            dialer,
             identity,
             client_id: format!("raftfs-client-{}", uuid::Uuid::new_v4()),
             next_call_id: AtomicU64::new(1),
@@ -186,6 +240,20 @@ impl FileSystem {
         self.core.call(op).await
     }
 
+    /// The member addresses this handle was given.
+    pub fn members(&self) -> &[String] {
+        self.core.member_addrs()
+    }
+
+    /// Member `addr`'s report of itself (role, term, log and applied
+    /// indexes, health, CPU time), over this handle's connection settings.
+    pub async fn member_info(&self, addr: &str) -> Result<raftfs_proto::pb::MemberInfoReply, FsError> {
+        let mut c = self.core.channel(addr)?;
+        let mut req = tonic::Request::new(raftfs_proto::pb::MemberInfoRequest {});
+        req.set_timeout(Duration::from_millis(self.core.opts.rpc_timeout_ms));
+        c.member_info(req).await.map(|r| r.into_inner()).map_err(status_error)
+    }
+
     /// Run one `haadmin`/`dfsadmin` command on the leader (superuser only).
     pub async fn admin(&self, op: AdminOp) -> Result<AdminResult, FsError> {
         self.core.admin(op).await
@@ -199,7 +267,9 @@ impl Core {
         if let Some(c) = map.get(addr) {
             return Ok(c.clone());
         }
-        let ep = Endpoint::from_shared(format!("http://{addr}"))
+        let ep = self
+            .dialer
+            .endpoint(addr, PeerRole::Member)
             .map_err(|e| FsError::InvalidArgument(format!("member address {addr:?}: {e}")))?
             .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
             .tcp_nodelay(true);

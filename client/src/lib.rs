@@ -17,6 +17,9 @@ mod identity;
 pub mod uri;
 
 pub use data::{FileChecksum, FileReader, FileWriter};
-pub use fs::{ClientOptions, FileSystem, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
+pub use fs::{
+    ClientOptions, ClientTls, FileSystem, FollowerReads, CA_ENV, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION,
+    INSECURE_ENV,
+};
 pub use identity::Identity;
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};

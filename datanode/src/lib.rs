@@ -69,12 +69,18 @@ impl Datanode {
             .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES);
         let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let builder = tonic::transport::Server::builder()
+            .tcp_nodelay(true)
+            .initial_stream_window_size(STREAM_WINDOW_BYTES)
+            .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+            .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION);
+        let mut builder = cfg
+            .security
+            .server
+            .apply(builder)
+            .map_err(|e| FsError::InvalidArgument(format!("the data transfer service's TLS: {e}")))?;
         let server = tokio::spawn(async move {
-            let r = tonic::transport::Server::builder()
-                .tcp_nodelay(true)
-                .initial_stream_window_size(STREAM_WINDOW_BYTES)
-                .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
-                .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
+            let r = builder
                 .add_service(svc)
                 .serve_with_incoming(incoming)
                 .await;

@@ -15,6 +15,7 @@ use tonic::transport::{Channel, Endpoint};
 use raftfs_proto::pb::data_transfer_client::DataTransferClient;
 use raftfs_proto::pb::datanode_protocol_client::DatanodeProtocolClient;
 use raftfs_proto::{Block, DatanodeId, FsError, IncrementalReport};
+use raftfs_trust::{Dialer, NodeSecurity, PeerRole};
 
 use crate::storage::Storage;
 
@@ -51,6 +52,9 @@ pub struct DatanodeConfig {
     pub scan_period_ms: u64,
     /// Unix socket for short-circuit local reads (HDFS `dfs.domain.socket.path`).
     pub domain_socket: Option<PathBuf>,
+    /// How the node serves (mutual TLS with its DataNode certificate, or
+    /// plaintext under `--insecure`) and dials members and other DataNodes.
+    pub security: NodeSecurity,
 }
 
 impl DatanodeConfig {
@@ -105,9 +109,11 @@ impl Drop for XceiverGuard<'_> {
     }
 }
 
-/// An HTTP/2 endpoint for the data path, with the large windows.
-pub fn data_endpoint(addr: &str) -> Result<Endpoint, FsError> {
-    Ok(Endpoint::from_shared(format!("http://{addr}"))
+/// An HTTP/2 endpoint for the data path to the DataNode at `addr`, with the
+/// large windows.
+pub fn data_endpoint(dialer: &Dialer, addr: &str) -> Result<Endpoint, FsError> {
+    Ok(dialer
+        .endpoint(addr, PeerRole::Datanode)
         .map_err(|e| FsError::InvalidArgument(format!("DataNode address {addr:?}: {e}")))?
         .connect_timeout(Duration::from_millis(CONNECT_TIMEOUT_MS))
         .tcp_nodelay(true)
@@ -195,7 +201,11 @@ impl Node {
         if let Some(c) = members.get(addr) {
             return Ok(c.clone());
         }
-        let ep = Endpoint::from_shared(format!("http://{addr}"))
+        let ep = self
+            .cfg
+            .security
+            .dialer
+            .endpoint(addr, PeerRole::Member)
             .map_err(|e| FsError::InvalidArgument(format!("member address {addr:?}: {e}")))?
             .connect_timeout(Duration::from_millis(CONNECT_TIMEOUT_MS))
             .timeout(Duration::from_millis(self.cfg.rpc_timeout_ms))
@@ -213,7 +223,7 @@ impl Node {
         if let Some(c) = peers.get(addr) {
             return Ok(c.clone());
         }
-        let c = DataTransferClient::new(data_endpoint(addr)?.connect_lazy())
+        let c = DataTransferClient::new(data_endpoint(&self.cfg.security.dialer, addr)?.connect_lazy())
             .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES);
         peers.insert(addr.to_string(), c.clone());

@@ -31,6 +31,8 @@ use raftfs_proto::pb::data_transfer_server::DataTransfer;
 use raftfs_proto::pb::{DnMessage, ReadBlockRequest, ReadChunk, WriteAck, WritePacket};
 use raftfs_proto::{Block, FsError, ReplicaState};
 
+use raftfs_trust::PeerRole;
+
 use crate::node::Node;
 use crate::storage::{Pool, ReplicaWriter};
 
@@ -431,6 +433,12 @@ impl DataTransfer for TransferService {
     }
 
     async fn init_replica_recovery(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
+        // Lease recovery runs between DataNodes (the primary asks the others).
+        self.node
+            .cfg
+            .security
+            .server
+            .require(&req, PeerRole::Datanode, "InitReplicaRecovery")?;
         let q: InitRecovery = decode_msg(req.get_ref(), "recovery request")?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
         stop_writer(&pool, q.block.id).await;
@@ -443,6 +451,11 @@ impl DataTransfer for TransferService {
     }
 
     async fn update_replica_under_recovery(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
+        self.node
+            .cfg
+            .security
+            .server
+            .require(&req, PeerRole::Datanode, "UpdateReplicaUnderRecovery")?;
         let q: UpdateRecovery = decode_msg(req.get_ref(), "recovery update")?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
         let n = self.node.clone();

@@ -100,6 +100,8 @@ pub async fn open_single_member(
         blocks: crate::blocks::BlockManagerConfig::default(),
         lease_hard_limit_ms: crate::server::DEFAULT_LEASE_HARD_LIMIT_MS,
         group_mapping: None,
+        // In-process: nothing is served over the network.
+        security: raftfs_trust::NodeSecurity::insecure(),
     };
     // A member shut down in this process releases its RocksDB lock file
     // only once its Raft tasks have wound down (they end after `shutdown`

@@ -268,6 +268,7 @@ pub fn from_status(s: &tonic::Status) -> FsError {
     match s.code() {
         tonic::Code::DeadlineExceeded => FsError::Timeout(s.message().to_string()),
         tonic::Code::InvalidArgument => FsError::InvalidArgument(s.message().to_string()),
+        tonic::Code::PermissionDenied | tonic::Code::Unauthenticated => FsError::AccessControl(s.message().to_string()),
         _ => FsError::Unavailable(format!("{}: {}", s.code(), s.message())),
     }
 }

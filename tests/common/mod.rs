@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_raftfs");
 
@@ -40,6 +40,8 @@ pub struct Cluster {
     pub dn_ports: BTreeMap<u64, u16>,
     /// Extra `raftfs datanode` arguments.
     pub dn_extra_args: Vec<String>,
+    /// Run with `--insecure` (given in `extra`): no CA, plaintext.
+    pub insecure: bool,
 }
 
 impl Cluster {
@@ -66,6 +68,7 @@ impl Cluster {
             .map(|(i, a)| format!("{i}={a}"))
             .collect::<Vec<_>>()
             .join(",");
+        let insecure = extra.contains(&"--insecure");
         let mut ids: Option<(String, String, String)> = None;
         for i in 1..=n {
             let mut cmd = Command::new(BIN);
@@ -81,6 +84,12 @@ impl Cluster {
             cmd.arg("--dir").arg(member_dir(root.path(), i));
             if let Some((c, ns, bp)) = &ids {
                 cmd.args(["--cluster-id", c, "--namespace-id", ns, "--block-pool-id", bp]);
+                if !insecure {
+                    cmd.arg("--ca-dir").arg(member_dir(root.path(), 1).join("ca"));
+                }
+            }
+            if insecure {
+                cmd.arg("--insecure");
             }
             let out = cmd.output().expect("run raftfs format");
             assert!(
@@ -114,6 +123,7 @@ impl Cluster {
             datanodes: BTreeMap::new(),
             dn_ports: BTreeMap::new(),
             dn_extra_args: Vec::new(),
+            insecure,
         };
         for i in 1..=n {
             c.start_member(i);
@@ -130,6 +140,7 @@ impl Cluster {
             .args(["format", "--join", "--member-id", &i.to_string()])
             .args(["--members", &format!("{i}={addr}"), "--superuser", "hdfs"])
             .args(["--cluster-id", &c, "--namespace-id", &ns, "--block-pool-id", &bp])
+            .args(self.format_tls_args())
             .arg("--dir")
             .arg(self.dir(i))
             .output()
@@ -144,9 +155,84 @@ impl Cluster {
         addr
     }
 
+    /// The cluster CA's directory (made by member 1's format).
+    pub fn ca_dir(&self) -> PathBuf {
+        member_dir(self.root.path(), 1).join("ca")
+    }
+
+    /// The CA certificate clients trust.
+    pub fn ca_cert(&self) -> PathBuf {
+        self.ca_dir().join("ca.crt")
+    }
+
+    /// How clients of this cluster verify it.
+    pub fn client_tls(&self) -> ClientTls {
+        if self.insecure {
+            ClientTls::Insecure
+        } else {
+            ClientTls::CaFile(self.ca_cert())
+        }
+    }
+
+    /// Default client options with this cluster's TLS setting.
+    pub fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            tls: self.client_tls(),
+            ..ClientOptions::default()
+        }
+    }
+
+    /// `raftfs` with the environment a client of this cluster needs
+    /// (RAFTFS_CA, or RAFTFS_INSECURE=1).
+    pub fn cli(&self) -> Command {
+        let mut cmd = Command::new(BIN);
+        if self.insecure {
+            cmd.env(raftfs_client::INSECURE_ENV, "1");
+        } else {
+            cmd.env(raftfs_client::CA_ENV, self.ca_cert());
+        }
+        cmd
+    }
+
+    /// What `raftfs format` of one more member needs: the CA, or --insecure.
+    fn format_tls_args(&self) -> Vec<String> {
+        if self.insecure {
+            vec!["--insecure".into()]
+        } else {
+            vec!["--ca-dir".into(), self.ca_dir().display().to_string()]
+        }
+    }
+
+    /// DataNode `j`'s credentials directory, issued on first use with
+    /// `raftfs cert issue` (or `--insecure`): its `raftfs datanode` arguments.
+    pub fn datanode_tls_args(&self, j: u64) -> Vec<String> {
+        if self.insecure {
+            return vec!["--insecure".into()];
+        }
+        let dir = self.root.path().join(format!("dn{j}-tls"));
+        if !dir.join("node.crt").exists() {
+            let out = Command::new(BIN)
+                .args(["cert", "issue", "--role", "datanode", "--id", &format!("dn{j}")])
+                .args(["--host", "127.0.0.1"])
+                .arg("--ca-dir")
+                .arg(self.ca_dir())
+                .arg("--out")
+                .arg(&dir)
+                .output()
+                .expect("run raftfs cert issue");
+            assert!(
+                out.status.success(),
+                "issue DataNode {j}'s certificate: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        vec!["--tls-dir".into(), dir.display().to_string()]
+    }
+
     /// Run `raftfs haadmin --fs <cluster> --user USER ARGS`; (exit code, stdout, stderr).
     pub fn haadmin(&self, user: &str, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(BIN)
+        let out = self
+            .cli()
             .args(["haadmin", "--fs", &self.fs_uri(), "--user", user])
             .args(args)
             .output()
@@ -160,7 +246,8 @@ impl Cluster {
 
     /// Run `raftfs dfsadmin --fs <cluster> --user hdfs ARGS`; (exit code, stdout, stderr).
     pub fn dfsadmin(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(BIN)
+        let out = self
+            .cli()
             .args(["dfsadmin", "--fs", &self.fs_uri(), "--user", "hdfs"])
             .args(args)
             .output()
@@ -288,7 +375,8 @@ impl Cluster {
             .arg("--domain-socket")
             .arg(self.root.path().join(format!("dn{j}.sock")))
             .arg("--dir")
-            .arg(self.dn_dir(j));
+            .arg(self.dn_dir(j))
+            .args(self.datanode_tls_args(j));
         if !self.dn_extra_args.iter().any(|a| a == "--heartbeat-ms") {
             cmd.args(["--heartbeat-ms", "100"]);
         }
@@ -359,7 +447,7 @@ impl Cluster {
     }
 
     pub fn client(&self, user: &str, groups: &[&str]) -> FileSystem {
-        FileSystem::connect(&self.fs_uri(), Identity::new(user, groups), ClientOptions::default()).expect("connect")
+        FileSystem::connect(&self.fs_uri(), Identity::new(user, groups), self.client_options()).expect("connect")
     }
 
     /// Wait until the nameservice answers (leader elected, namespace formatted).
@@ -398,9 +486,47 @@ impl Cluster {
         s
     }
 
+    /// A raw Namespace client of member `addr` (TLS as the cluster's
+    /// clients have it); `None` if it does not connect.
+    pub async fn try_namespace_client(
+        &self,
+        addr: &str,
+    ) -> Option<raftfs_proto::pb::namespace_client::NamespaceClient<tonic::transport::Channel>> {
+        let ep = self
+            .client_tls()
+            .dialer()
+            .expect("the cluster's CA")
+            .endpoint(addr, raftfs_trust::PeerRole::Member)
+            .expect("endpoint");
+        Some(raftfs_proto::pb::namespace_client::NamespaceClient::new(
+            ep.connect().await.ok()?,
+        ))
+    }
+
+    /// As [`Cluster::try_namespace_client`], panicking if it does not connect.
+    pub async fn namespace_client(
+        &self,
+        addr: &str,
+    ) -> raftfs_proto::pb::namespace_client::NamespaceClient<tonic::transport::Channel> {
+        self.try_namespace_client(addr)
+            .await
+            .unwrap_or_else(|| panic!("connect to member {addr}"))
+    }
+
+    /// Run `raftfs ARGS` as a client of this cluster; (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.cli().args(args).output().expect("run raftfs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+
     /// Run `raftfs dfs ARGS` as `user`; returns (exit code, stdout, stderr).
     pub fn dfs(&self, user: &str, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(BIN)
+        let out = self
+            .cli()
             .arg("dfs")
             .arg("--fs")
             .arg(self.fs_uri())

@@ -146,3 +146,28 @@ impl Dialer {
         }
     }
 }
+
+/// Both sides of a node: how it serves and how it dials.
+#[derive(Clone, Debug)]
+pub struct NodeSecurity {
+    pub server: ServerSecurity,
+    pub dialer: Dialer,
+}
+
+impl NodeSecurity {
+    /// `--insecure`: plaintext both ways, no checks.
+    pub fn insecure() -> NodeSecurity {
+        NodeSecurity {
+            server: ServerSecurity::Plaintext,
+            dialer: Dialer::Plaintext,
+        }
+    }
+
+    /// Mutual TLS with `creds`.
+    pub fn tls(creds: &NodeCredentials) -> NodeSecurity {
+        NodeSecurity {
+            server: creds.server_security(),
+            dialer: creds.dialer(),
+        }
+    }
+}

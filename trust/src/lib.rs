@@ -36,7 +36,7 @@ mod peer;
 mod role;
 
 pub use authority::ClusterCa;
-pub use credentials::{Dialer, NodeCredentials};
+pub use credentials::{Dialer, NodeCredentials, NodeSecurity, TLS_HANDSHAKE_TIMEOUT_MS};
 pub use error::TrustError;
 pub use peer::ServerSecurity;
 pub use role::{PeerIdentity, PeerRole};

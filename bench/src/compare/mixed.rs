@@ -62,12 +62,13 @@ fn creator_work(base: &str, files: u64, creators: usize, creates: Creates) -> Ve
 
 pub(crate) async fn run(
     bench: Arc<Bench>,
-    fs: Option<&str>,
     base: &str,
     files: u64,
     callers: usize,
     creates: Creates,
 ) -> anyhow::Result<Sample> {
+    let held = bench.clone();
+    let fs = held.remote_fs();
     let creators = callers / 2;
     let reader_count = callers - creators;
     let read_files = files.clamp(1, MAX_READ_FILES);

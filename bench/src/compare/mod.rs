@@ -171,8 +171,6 @@ fn median(v: &[f64]) -> Option<f64> {
 /// A configuration's target for one run at `level`.
 struct Target {
     bench: Arc<Bench>,
-    /// The nameservice's `--fs` (grpc level).
-    fs: Option<String>,
 }
 
 pub async fn run(a: CompareArgs) -> anyhow::Result<()> {
@@ -213,19 +211,18 @@ pub async fn run(a: CompareArgs) -> anyhow::Result<()> {
                 let target = match level {
                     Level::Engine => Target {
                         bench: Arc::new(Bench::engine(store, mode).await?),
-                        fs: None,
                     },
                     Level::Raft => Target {
                         bench: Arc::new(Bench::raft(store, mode, MAX_OPS_PER_ENTRY).await?),
-                        fs: None,
                     },
-                    Level::Grpc => {
-                        let fs = clusters[c].fs_uri();
-                        Target {
-                            bench: Arc::new(Bench::remote(&fs, Some(BENCH_USER), FollowerReads::Off)?),
-                            fs: Some(fs),
-                        }
-                    }
+                    Level::Grpc => Target {
+                        bench: Arc::new(Bench::remote(
+                            &clusters[c].fs_uri(),
+                            clusters[c].client_tls(),
+                            Some(BENCH_USER),
+                            FollowerReads::Off,
+                        )?),
+                    },
                 };
                 for op in &ops {
                     let s = measure(&target, *level, op, r, &a)
@@ -371,7 +368,7 @@ fn table(rows: &[Row], runs: usize) -> String {
 
 /// Log entries so far (raft and grpc levels).
 async fn log_index(t: &Target) -> Option<u64> {
-    match &t.fs {
+    match t.bench.remote_fs() {
         Some(fs) => leader_log_index(fs).await,
         None => t.bench.raft_log_index(),
     }
@@ -397,7 +394,7 @@ async fn measure(t: &Target, level: Level, op: &str, run: usize, a: &CompareArgs
                 files_per_dir: a.files_per_dir,
             },
         };
-        return mixed::run(t.bench.clone(), t.fs.as_deref(), &base, files, callers, creates).await;
+        return mixed::run(t.bench.clone(), &base, files, callers, creates).await;
     }
     let names = Names::new(&base, files, a.files_per_dir);
     let paths: Vec<String> = (0..files).map(|n| names.file(n)).collect();
@@ -455,9 +452,9 @@ async fn measure(t: &Target, level: Level, op: &str, run: usize, a: &CompareArgs
     let n = inputs.len() as u64;
     let batches0 = t.bench.engine_batch_stats();
     let log0 = log_index(t).await;
-    let cpu = CpuMark::take(t.fs.as_deref()).await;
+    let cpu = CpuMark::take(t.bench.remote_fs()).await;
     let (elapsed_ms, _) = run_parallel(&t.bench, threads, inputs).await?;
-    let cpu = cpu.split(t.fs.as_deref(), n).await;
+    let cpu = cpu.split(t.bench.remote_fs(), n).await;
     let writes = n * writes_per_work;
     let writes_per_entry = match (t.bench.engine_batch_stats(), batches0, log0, log_index(t).await) {
         (Some((b, w)), Some((b0, w0)), _, _) => (b > b0).then(|| (w - w0) as f64 / (b - b0) as f64),

@@ -34,7 +34,7 @@ use clap::Args;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_client::{FileSystem, Identity};
 
 use crate::localns::LocalNameservice;
 use checker::{Input, Op};
@@ -141,7 +141,8 @@ async fn run_one(a: &FaultArgs, seed: u64) -> anyhow::Result<bool> {
     nemesis.ns.settled_leader().await?;
     let fs_uri = nemesis.ns.fs_uri();
     let identity = Identity::new(USER, &["supergroup"]);
-    let admin = FileSystem::connect(&fs_uri, identity.clone(), ClientOptions::default())?;
+    let tls = nemesis.ns.client_tls();
+    let admin = FileSystem::connect(&fs_uri, identity.clone(), nemesis.ns.client_options())?;
     let w = Arc::new(Workload {
         base: BASE.to_string(),
         keys: a.keys,
@@ -158,6 +159,7 @@ async fn run_one(a: &FaultArgs, seed: u64) -> anyhow::Result<bool> {
         let client_seed = seed.wrapping_mul(1_000_003).wrapping_add(c as u64);
         clients.push(tokio::spawn(w.clone().client(
             fs_uri.clone(),
+            tls.clone(),
             identity.clone(),
             c,
             client_seed,

@@ -22,7 +22,7 @@ use std::time::Instant;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use raftfs_client::{ClientOptions, FileSystem, FollowerReads, Identity};
+use raftfs_client::{ClientOptions, ClientTls, FileSystem, FollowerReads, Identity};
 use raftfs_proto::{FsError, Permission};
 
 use super::checker::{Input, Op, Output, Value};
@@ -64,6 +64,7 @@ impl Workload {
     pub async fn client(
         self: Arc<Self>,
         fs_uri: String,
+        tls: ClientTls,
         identity: Identity,
         c: usize,
         seed: u64,
@@ -75,6 +76,7 @@ impl Workload {
             } else {
                 FollowerReads::Off
             },
+            tls,
             ..ClientOptions::default()
         };
         let fs = FileSystem::connect(&fs_uri, identity, opts)?;

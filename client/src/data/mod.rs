@@ -44,7 +44,9 @@ impl Core {
         if let Some(c) = map.get(addr) {
             return Ok(c.clone());
         }
-        let ep = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        let ep = self
+            .dialer
+            .endpoint(addr, raftfs_trust::PeerRole::Datanode)
             .map_err(|e| FsError::InvalidArgument(format!("DataNode address {addr:?}: {e}")))?
             .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
             .tcp_nodelay(true)

@@ -30,7 +30,8 @@ use openraft::storage::Snapshot;
 use openraft::{BasicNode, OptionalSend};
 use parking_lot::Mutex;
 use serde::{de::DeserializeOwned, Serialize};
-use tonic::transport::{Channel, Endpoint};
+use raftfs_trust::{Dialer, PeerRole, ServerSecurity};
+use tonic::transport::Channel;
 
 use raftfs_proto::pb;
 use raftfs_proto::pb::raft_client::RaftClient;
@@ -98,14 +99,17 @@ impl RaftGroup {
 #[derive(Clone)]
 pub struct NetworkFactory {
     group: RaftGroup,
+    /// Dials peers as this member (its certificate proves it).
+    dialer: Dialer,
     channels: Arc<Mutex<HashMap<(u64, String), Channel>>>,
 }
 
 impl NetworkFactory {
     /// Clients that send `group` with every request.
-    pub fn new(group: RaftGroup) -> NetworkFactory {
+    pub fn new(group: RaftGroup, dialer: Dialer) -> NetworkFactory {
         NetworkFactory {
             group,
+            dialer,
             channels: Arc::default(),
         }
     }
@@ -115,7 +119,9 @@ impl NetworkFactory {
         if let Some(c) = map.get(&(target, addr.to_string())) {
             return Ok(c.clone());
         }
-        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+        let endpoint = self
+            .dialer
+            .endpoint(addr, PeerRole::Member)
             .map_err(|e| format!("peer address {addr:?}: {e}"))?
             .connect_timeout(Duration::from_millis(PEER_CONNECT_TIMEOUT_MS))
             .tcp_nodelay(true);
@@ -312,11 +318,14 @@ pub struct RaftService {
     pub snapshots: Arc<Snapshots>,
     /// Requests of any other group are refused.
     pub group: RaftGroup,
+    /// Requests from callers without a member certificate are refused.
+    pub security: ServerSecurity,
 }
 
 impl RaftService {
     /// The request's openraft message, if it comes from this member's group.
-    fn parse<T: DeserializeOwned>(&self, req: tonic::Request<pb::RaftMessage>) -> Result<T, tonic::Status> {
+    fn parse<T: DeserializeOwned>(&self, req: tonic::Request<pb::RaftMessage>, rpc: &str) -> Result<T, tonic::Status> {
+        self.security.require(&req, PeerRole::Member, rpc)?;
         let m = req.into_inner();
         self.group.admit(&m.cluster_id, m.namespace_id)?;
         decode(&m.data_bin).map_err(tonic::Status::invalid_argument)
@@ -402,7 +411,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: AppendEntriesRequest<TypeConfig> = self.parse(req)?;
+        let rpc: AppendEntriesRequest<TypeConfig> = self.parse(req, "Raft AppendEntries")?;
         reply(self.raft.append_entries(rpc).await)
     }
 
@@ -410,7 +419,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: VoteRequest<TypeConfig> = self.parse(req)?;
+        let rpc: VoteRequest<TypeConfig> = self.parse(req, "Raft Vote")?;
         reply(self.raft.vote(rpc).await)
     }
 
@@ -418,7 +427,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: VoteRequest<TypeConfig> = self.parse(req)?;
+        let rpc: VoteRequest<TypeConfig> = self.parse(req, "Raft PreVote")?;
         reply(self.raft.pre_vote(rpc).await)
     }
 
@@ -426,7 +435,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: TransferLeaderRequest<TypeConfig> = self.parse(req)?;
+        let rpc: TransferLeaderRequest<TypeConfig> = self.parse(req, "Raft TransferLeader")?;
         reply(self.raft.handle_transfer_leader(rpc).await)
     }
 
@@ -434,6 +443,7 @@ impl pb::raft_server::Raft for RaftService {
         &self,
         req: tonic::Request<tonic::Streaming<pb::SnapshotChunk>>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
+        self.security.require(&req, PeerRole::Member, "Raft InstallSnapshot")?;
         let mut chunks = req.into_inner();
         let first = chunks
             .message()

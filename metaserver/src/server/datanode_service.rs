@@ -21,6 +21,8 @@ use raftfs_proto::pb::datanode_protocol_server::DatanodeProtocol;
 use raftfs_proto::pb::DnMessage;
 use raftfs_proto::{codec, FsError, LeaderHint};
 
+use raftfs_trust::PeerRole;
+
 use super::layout::LAYOUT_VERSION;
 use super::member::Member;
 
@@ -41,6 +43,14 @@ fn respond<T: serde::Serialize>(r: Result<T, FsError>) -> Result<Response<DnMess
 }
 
 impl DatanodeService {
+    /// DataNodes only (they present a DataNode certificate under TLS);
+    /// ReportBadBlocks stays open to clients, as HDFS's reportBadBlocks is.
+    #[allow(clippy::result_large_err)]
+    fn require_datanode<T>(&self, req: &Request<T>, what: &str) -> Result<(), Status> {
+        self.member.security.server.require(req, PeerRole::Datanode, what)?;
+        Ok(())
+    }
+
     fn check_pool(&self, bpid: &str) -> Result<(), FsError> {
         let ours = &self.member.version.block_pool_id;
         if bpid != ours {
@@ -94,6 +104,7 @@ impl DatanodeService {
 #[tonic::async_trait]
 impl DatanodeProtocol for DatanodeService {
     async fn version_request(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
+        self.require_datanode(&req, "DatanodeProtocol VersionRequest")?;
         let r = (|| {
             let q: VersionRequest = codec::decode(&req.get_ref().data_bin, "version request")?;
             let v = &self.member.version;
@@ -118,6 +129,7 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn register_datanode(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
+        self.require_datanode(&req, "DatanodeProtocol RegisterDatanode")?;
         let r =
             codec::decode::<Registration>(&req.get_ref().data_bin, "registration").and_then(|reg| self.register(reg));
         if let Err(e) = &r {
@@ -127,6 +139,7 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn send_heartbeat(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
+        self.require_datanode(&req, "DatanodeProtocol SendHeartbeat")?;
         let r = (|| {
             let hb: Heartbeat = codec::decode(&req.get_ref().data_bin, "heartbeat")?;
             self.check_pool(&hb.block_pool_id)?;
@@ -143,6 +156,7 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn block_report(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
+        self.require_datanode(&req, "DatanodeProtocol BlockReport")?;
         let r = match codec::decode::<FullReport>(&req.get_ref().data_bin, "block report") {
             Ok(page) => match self.check_pool(&page.block_pool_id) {
                 Ok(()) => {
@@ -160,6 +174,7 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn block_received_and_deleted(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
+        self.require_datanode(&req, "DatanodeProtocol BlockReceivedAndDeleted")?;
         let r = (|| {
             let msg: IncrementalReportMsg = codec::decode(&req.get_ref().data_bin, "incremental report")?;
             self.check_pool(&msg.block_pool_id)?;
@@ -179,6 +194,7 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn commit_block_synchronization(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
+        self.require_datanode(&req, "DatanodeProtocol CommitBlockSynchronization")?;
         let r = async {
             let msg: CommitBlockSync = codec::decode(&req.get_ref().data_bin, "block sync")?;
             self.check_pool(&msg.block_pool_id)?;

@@ -27,6 +27,7 @@ use openraft::LinearizerOption;
 use openraft::{BasicNode, ServerState};
 
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
+use raftfs_trust::{Dialer, NodeSecurity, PeerRole};
 
 use super::coalesce::Coalesced;
 use super::data::DataPath;
@@ -123,6 +124,9 @@ pub struct MemberConfig {
     /// The group mapping file (`--group-mapping`); `None`: the host's own
     /// groups for every user (see [`GroupMapping`]).
     pub group_mapping: Option<PathBuf>,
+    /// How the member serves and dials: mutual TLS with its certificate, or
+    /// plaintext (`--insecure`).
+    pub security: NodeSecurity,
 }
 
 /// How long a write waits for the namespace to be formatted after a leader is elected.
@@ -130,6 +134,8 @@ const FORMAT_WAIT_MS: u64 = 10_000;
 
 pub struct Member {
     pub raft: Raft,
+    /// How this member serves (TLS and the role checks) and dials its peers.
+    pub security: NodeSecurity,
     pub version: VersionFile,
     shared: Arc<SmShared>,
     addrs: BTreeMap<u64, String>,
@@ -253,7 +259,7 @@ impl Member {
         }
         .validate()
         .map_err(|e| FsError::InvalidArgument(format!("raft config: {e}")))?;
-        let network = NetworkFactory::new(raft_group(&version));
+        let network = NetworkFactory::new(raft_group(&version), cfg.security.dialer.clone());
         let raft = Raft::new(cfg.member_id, Arc::new(config), network, log, sm)
             .await
             .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
@@ -282,6 +288,7 @@ impl Member {
             raft.clone(),
             version.members.clone(),
             Duration::from_millis(FOLLOWER_READ_WAIT_MS),
+            cfg.security.dialer.clone(),
         ));
         let leader_read_index = Coalesced::new(LeaderReadIndex {
             raft: raft.clone(),
@@ -311,9 +318,15 @@ impl Member {
             blocks,
             groups,
             data,
+            security: cfg.security.clone(),
         };
         member.bootstrap().await?;
-        let monitor = tokio::spawn(monitor_health(member.raft.clone(), member.health.clone(), checks));
+        let monitor = tokio::spawn(monitor_health(
+            member.raft.clone(),
+            member.health.clone(),
+            checks,
+            cfg.security.dialer.clone(),
+        ));
         let blocks_monitor = tokio::spawn(member.data.clone().run_monitors());
         let leadership = tokio::spawn(follow_leadership(member.raft.clone(), writes.clone()));
         let reclaimer = tokio::spawn(writes.run_reclaimer());
@@ -611,7 +624,7 @@ const HEALTH_QUERY_TIMEOUT_MS: u64 = 500;
 
 /// Check health every interval; stop campaigning while unhealthy, and as an
 /// unhealthy leader hand leadership to the most caught-up healthy follower.
-async fn monitor_health(raft: Raft, health: Arc<parking_lot::RwLock<Health>>, checks: HealthChecks) {
+async fn monitor_health(raft: Raft, health: Arc<parking_lot::RwLock<Health>>, checks: HealthChecks, dialer: Dialer) {
     let mut tick = tokio::time::interval(Duration::from_millis(HEALTH_CHECK_INTERVAL_MS));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -650,7 +663,7 @@ async fn monitor_health(raft: Raft, health: Arc<parking_lot::RwLock<Health>>, ch
             else {
                 continue;
             };
-            if peer_health(&addr).await.as_deref() == Some("HEALTHY") {
+            if peer_health(&addr, &dialer).await.as_deref() == Some("HEALTHY") {
                 tracing::warn!(to = id, "unhealthy leader: transferring leadership");
                 if let Err(e) = raft.trigger().transfer_leader(id).await {
                     tracing::warn!(error = %e, "transfer leadership");
@@ -662,8 +675,9 @@ async fn monitor_health(raft: Raft, health: Arc<parking_lot::RwLock<Health>>, ch
 }
 
 /// A peer's health as its MemberInfo reports it; None if it does not answer.
-async fn peer_health(addr: &str) -> Option<String> {
-    let ep = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+async fn peer_health(addr: &str, dialer: &Dialer) -> Option<String> {
+    let ep = dialer
+        .endpoint(addr, PeerRole::Member)
         .ok()?
         .connect_timeout(Duration::from_millis(HEALTH_QUERY_TIMEOUT_MS))
         .timeout(Duration::from_millis(HEALTH_QUERY_TIMEOUT_MS));

@@ -30,12 +30,23 @@ use crate::raft::network::{RaftService, MAX_RAFT_MESSAGE_BYTES};
 /// Most concurrent streams one client connection may open.
 pub const MAX_CONCURRENT_STREAMS_PER_CONNECTION: u32 = 1024;
 
-/// Serve `member` on `listener` until `shutdown` resolves.
+/// Why a member's server stopped or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The member's TLS settings do not make a server (a bad key, say).
+    #[error("TLS: {0}")]
+    Tls(#[from] raftfs_trust::TrustError),
+    #[error("gRPC server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serve `member` on `listener` until `shutdown` resolves: mutual TLS with
+/// the member's certificate unless it runs `--insecure`.
 pub async fn serve(
     member: Arc<Member>,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> Result<(), tonic::transport::Error> {
+) -> Result<(), ServeError> {
     let ns = pb::namespace_server::NamespaceServer::new(service::NamespaceService { member: member.clone() })
         .max_decoding_message_size(MAX_RPC_BYTES)
         .max_encoding_message_size(MAX_RPC_BYTES);
@@ -48,6 +59,7 @@ pub async fn serve(
         raft: member.raft.clone(),
         snapshots: member.snapshots(),
         group: member.raft_group(),
+        security: member.security.server.clone(),
     })
     .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
     .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES);
@@ -55,14 +67,19 @@ pub async fn serve(
     // set it on our incoming sockets too, or Nagle + delayed ACK add ~40 ms
     // to every small RPC.
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-    tonic::transport::Server::builder()
+    let builder = tonic::transport::Server::builder()
         .tcp_nodelay(true)
-        .max_concurrent_streams(MAX_CONCURRENT_STREAMS_PER_CONNECTION)
+        .max_concurrent_streams(MAX_CONCURRENT_STREAMS_PER_CONNECTION);
+    member
+        .security
+        .server
+        .apply(builder)?
         .add_service(ns)
         .add_service(dn)
         .add_service(raft)
         .serve_with_incoming_shutdown(incoming, shutdown)
-        .await
+        .await?;
+    Ok(())
 }
 
 /// Bind `addr` (for callers that want the error before spawning).

@@ -67,15 +67,23 @@ pub struct RemoteReadIndex {
     /// Addresses from VERSION, for members not in the membership yet.
     addrs: BTreeMap<u64, String>,
     timeout: Duration,
+    /// Dials the leader as this member (its certificate proves it).
+    dialer: raftfs_trust::Dialer,
     channel: Mutex<Option<(String, tonic::transport::Channel)>>,
 }
 
 impl RemoteReadIndex {
-    pub fn new(raft: Raft, addrs: BTreeMap<u64, String>, timeout: Duration) -> RemoteReadIndex {
+    pub fn new(
+        raft: Raft,
+        addrs: BTreeMap<u64, String>,
+        timeout: Duration,
+        dialer: raftfs_trust::Dialer,
+    ) -> RemoteReadIndex {
         RemoteReadIndex {
             raft,
             addrs,
             timeout,
+            dialer,
             channel: Mutex::new(None),
         }
     }
@@ -97,7 +105,9 @@ impl IndexSource for RemoteReadIndex {
             match &*cache {
                 Some((a, ch)) if *a == addr => ch.clone(),
                 _ => {
-                    let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+                    let ch = self
+                        .dialer
+                        .endpoint(&addr, raftfs_trust::PeerRole::Member)
                         .map_err(|e| FsError::Internal(e.to_string()))?
                         .connect_timeout(self.timeout)
                         .timeout(self.timeout)

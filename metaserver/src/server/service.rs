@@ -15,6 +15,8 @@ use tonic::{Request, Response, Status, Streaming};
 
 use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
+use raftfs_trust::PeerRole;
+
 use super::groups::GroupMapping;
 use super::member::{Member, ReadMode};
 use crate::namespace::check_principal;
@@ -122,13 +124,26 @@ impl pb::namespace_server::Namespace for NamespaceService {
         Ok(Response::new(ReceiverStream::new(rx)))
     }
 
-    async fn read_index(&self, _req: Request<pb::ReadIndexRequest>) -> Result<Response<pb::ReadIndexReply>, Status> {
+    async fn read_index(&self, req: Request<pb::ReadIndexRequest>) -> Result<Response<pb::ReadIndexReply>, Status> {
+        self.member
+            .security
+            .server
+            .require(&req, PeerRole::Member, "ReadIndex")?;
         let r = self.member.read_index().await;
         let result_bin = codec::encode(&r).map_err(|e| Status::internal(e.to_string()))?;
         Ok(Response::new(pb::ReadIndexReply { result_bin }))
     }
 
     async fn admin(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
+        // Operators administer; a node's certificate (a DataNode's, say)
+        // grants no say over membership, leadership or safe mode.
+        if let Some(node) = self.member.security.server.peer(&req)? {
+            if node.role != PeerRole::User {
+                return Err(Status::permission_denied(format!(
+                    "administration is for operators; the caller is {node}"
+                )));
+            }
+        }
         let req = req.into_inner();
         let result: Result<AdminResult, FsError> = async {
             let ctx = ctx_from(req.ctx, &self.member.groups)?;
