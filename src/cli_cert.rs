@@ -61,7 +61,10 @@ pub fn run(a: CertArgs) -> anyhow::Result<()> {
             let role: PeerRole = role.parse()?;
             let ca = ClusterCa::load(&ca_dir)?;
             let who = ca.issue_into(&out, role, &id, &hosts, days)?;
-            println!("Issued the certificate of {who} into {} (valid {days} days)", out.display());
+            println!(
+                "Issued the certificate of {who} into {} (valid {days} days)",
+                out.display()
+            );
             Ok(())
         }
         CertCmd::Show { dir } => {

@@ -99,11 +99,7 @@ fn ca_dir(root: &Path) -> PathBuf {
 /// Make the cluster's CA on first use (also for a cluster made before
 /// `raftfs dev` had one) and issue any credentials a member or DataNode
 /// lacks. Returns the CA certificate's path.
-fn ensure_credentials(
-    a: &DevArgs,
-    cluster_id: &str,
-    all_members: &[BTreeMap<u64, String>],
-) -> anyhow::Result<PathBuf> {
+fn ensure_credentials(a: &DevArgs, cluster_id: &str, all_members: &[BTreeMap<u64, String>]) -> anyhow::Result<PathBuf> {
     let dir = std::path::absolute(ca_dir(&a.dir))?;
     let ca = crate::cli_cert::ensure_ca(&dir, cluster_id)?;
     for (k, members) in (1..).zip(all_members) {

@@ -137,7 +137,12 @@ pub fn run(a: FormatArgs) -> anyhow::Result<()> {
         Some(d) => {
             let ca = raftfs_trust::ClusterCa::load(d)?;
             if ca.cluster_id() != v.cluster_id {
-                bail!("the CA in {} is of cluster {}, not {}", d.display(), ca.cluster_id(), v.cluster_id);
+                bail!(
+                    "the CA in {} is of cluster {}, not {}",
+                    d.display(),
+                    ca.cluster_id(),
+                    v.cluster_id
+                );
             }
             Some(ca)
         }

@@ -150,7 +150,8 @@ async fn data_written_is_data_read() {
 
 /// A block's replicas as fsck sees them: (good live, corrupt).
 fn replica_counts(c: &common::Cluster, path: &str) -> (usize, usize) {
-    let out = c.cli()
+    let out = c
+        .cli()
         .args([
             "fsck",
             "--fs",
@@ -252,7 +253,8 @@ async fn a_flipped_byte_is_found_reported_and_replaced() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(read(&fs, "/bad").await == data);
-    let out = c.cli()
+    let out = c
+        .cli()
         .args(["fsck", "--fs", &c.fs_uri(), "--user", "hdfs", "/"])
         .output()
         .unwrap();

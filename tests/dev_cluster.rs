@@ -136,8 +136,14 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
         0,
         "data lost across a dev restart"
     );
-    assert_eq!(dfs(&ca, &fs, &["-cat", "/kept/hello"]), (0, "hello from ns1\n".to_string()));
-    assert_eq!(dfs(&ca, &fs2, &["-cat", "/hello2"]), (0, "hello from ns2\n".to_string()));
+    assert_eq!(
+        dfs(&ca, &fs, &["-cat", "/kept/hello"]),
+        (0, "hello from ns1\n".to_string())
+    );
+    assert_eq!(
+        dfs(&ca, &fs2, &["-cat", "/hello2"]),
+        (0, "hello from ns2\n".to_string())
+    );
     unsafe { libc::kill(dev.id() as i32, libc::SIGINT) };
     assert!(dev.wait().unwrap().success());
 }

@@ -45,7 +45,11 @@ async fn raft_client(d: &Dialer, addr: &str) -> pb::raft_client::RaftClient<toni
 
 async fn term(c: &Cluster, addr: &str) -> u64 {
     let mut nc = c.namespace_client(addr).await;
-    nc.member_info(pb::MemberInfoRequest {}).await.unwrap().into_inner().term
+    nc.member_info(pb::MemberInfoRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .term
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -83,7 +87,10 @@ async fn raft_messages_need_a_member_certificate() {
     assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
 
     assert_eq!(term(&c, &addr).await, before, "nothing refused changed the term");
-    c.client("hdfs", &["hdfs"]).mkdirs("/still-serving", None).await.unwrap();
+    c.client("hdfs", &["hdfs"])
+        .mkdirs("/still-serving", None)
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,7 +132,10 @@ async fn datanode_protocol_needs_a_datanode_certificate_and_grants_no_administra
     assert!(e.message().contains("administration is for operators"), "{e:?}");
     let (code, out, err) = c.haadmin("hdfs", &["-getAllServiceState"]);
     assert_eq!(code, 0, "{err}");
-    let members = out.lines().filter(|l| l.starts_with(|ch: char| ch.is_ascii_digit())).count();
+    let members = out
+        .lines()
+        .filter(|l| l.starts_with(|ch: char| ch.is_ascii_digit()))
+        .count();
     assert_eq!(members, 1, "still one member:\n{out}");
 }
 
@@ -139,7 +149,9 @@ async fn another_clusters_certificates_and_plaintext_are_refused() {
     // B's member certificate: A's member does not know B's CA.
     let b_member = dialer_of(&b.dir(1).join("tls"));
     let ep = b_member.endpoint(&addr, PeerRole::Member).unwrap();
-    let r = tokio::time::timeout(Duration::from_secs(10), ep.connect()).await.unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(10), ep.connect())
+        .await
+        .unwrap();
     let e = r.expect_err("A's member takes B's certificate");
     let chain = format!("{e:?}");
     assert!(chain.contains("ertificate"), "a certificate error: {chain}");
@@ -150,8 +162,8 @@ async fn another_clusters_certificates_and_plaintext_are_refused() {
         call_deadline_ms: 2_000,
         ..Default::default()
     };
-    let fs = raftfs_client::FileSystem::connect(&a.fs_uri(), raftfs_client::Identity::new("hdfs", &["hdfs"]), opts)
-        .unwrap();
+    let fs =
+        raftfs_client::FileSystem::connect(&a.fs_uri(), raftfs_client::Identity::new("hdfs", &["hdfs"]), opts).unwrap();
     let e = fs.get_file_status("/").await.unwrap_err();
     assert!(e.is_retryable(), "an unreachable cluster, as the client sees it: {e:?}");
 
@@ -161,8 +173,8 @@ async fn another_clusters_certificates_and_plaintext_are_refused() {
         call_deadline_ms: 2_000,
         ..Default::default()
     };
-    let fs = raftfs_client::FileSystem::connect(&a.fs_uri(), raftfs_client::Identity::new("hdfs", &["hdfs"]), opts)
-        .unwrap();
+    let fs =
+        raftfs_client::FileSystem::connect(&a.fs_uri(), raftfs_client::Identity::new("hdfs", &["hdfs"]), opts).unwrap();
     assert!(fs.get_file_status("/").await.is_err());
 
     // The CLI with neither RAFTFS_CA nor RAFTFS_INSECURE says what to set.

@@ -44,11 +44,7 @@ pub async fn run(a: FailoverArgs) -> anyhow::Result<()> {
     ns.start_all()?;
     let fs_uri = ns.fs_uri();
     let identity = Identity::new("bench", &["bench"]);
-    let fs = Arc::new(FileSystem::connect(
-        &fs_uri,
-        identity.clone(),
-        ns.client_options(),
-    )?);
+    let fs = Arc::new(FileSystem::connect(&fs_uri, identity.clone(), ns.client_options())?);
     ns.settled_leader().await?;
     fs.mkdirs("/failover", None).await?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -77,7 +77,11 @@ impl LocalNameservice {
             });
         }
         let spec: Vec<String> = members.iter().map(|m| format!("{}={}", m.id, m.addr)).collect();
-        let mut ids: Vec<String> = if insecure { vec!["--insecure".into()] } else { Vec::new() };
+        let mut ids: Vec<String> = if insecure {
+            vec!["--insecure".into()]
+        } else {
+            Vec::new()
+        };
         for m in &members {
             let out = Command::new(&exe)
                 .args(["format", "--member-id", &m.id.to_string(), "--members", &spec.join(",")])

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::Stream;
-use rand::Rng;
 use raftfs_trust::{Dialer, PeerRole};
+use rand::Rng;
 use tonic::transport::Channel;
 
 use raftfs_proto::limits::{MAX_LISTING_ENTRIES, MAX_RPC_BYTES};

@@ -80,10 +80,7 @@ impl Datanode {
             .apply(builder)
             .map_err(|e| FsError::InvalidArgument(format!("the data transfer service's TLS: {e}")))?;
         let server = tokio::spawn(async move {
-            let r = builder
-                .add_service(svc)
-                .serve_with_incoming(incoming)
-                .await;
+            let r = builder.add_service(svc).serve_with_incoming(incoming).await;
             if let Err(e) = r {
                 tracing::error!(error = %e, "data transfer service stopped");
             }

@@ -80,7 +80,10 @@ pub(crate) fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), Trust
 /// The validity window of a certificate issued now for `days`.
 fn validity(days: i64) -> (OffsetDateTime, OffsetDateTime) {
     let now = OffsetDateTime::now_utc();
-    (now - Duration::seconds(NOT_BEFORE_SLACK_SECS), now + Duration::days(days))
+    (
+        now - Duration::seconds(NOT_BEFORE_SLACK_SECS),
+        now + Duration::days(days),
+    )
 }
 
 /// The ClusterID a CA certificate names (its subject's organisation).
@@ -176,7 +179,9 @@ impl ClusterCa {
                     let dns_ok = !h.is_empty()
                         && h.len() <= MAX_DNS_NAME_CHARS
                         && h.split('.').all(|l| {
-                            !l.is_empty() && !l.starts_with('-') && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                            !l.is_empty()
+                                && !l.starts_with('-')
+                                && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
                         });
                     if !dns_ok {
                         return Err(bad());
@@ -186,8 +191,12 @@ impl ClusterCa {
             });
         }
         let mut params = CertificateParams::default();
-        params.distinguished_name.push(DnType::CommonName, format!("{role} {id}"));
-        params.distinguished_name.push(DnType::OrganizationName, self.cluster_id.as_str());
+        params
+            .distinguished_name
+            .push(DnType::CommonName, format!("{role} {id}"));
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, self.cluster_id.as_str());
         params.subject_alt_names = sans;
         params.is_ca = IsCa::ExplicitNoCa;
         params.key_usages = vec![KeyUsagePurpose::DigitalSignature];

@@ -13,14 +13,22 @@ fn a_ca_issues_credentials_that_name_role_id_and_cluster() {
         Err(TrustError::AlreadyExists(_))
     ));
     let key_mode = std::os::unix::fs::PermissionsExt::mode(
-        &std::fs::metadata(d.path().join("ca").join(CA_KEY_FILE)).unwrap().permissions(),
+        &std::fs::metadata(d.path().join("ca").join(CA_KEY_FILE))
+            .unwrap()
+            .permissions(),
     );
     assert_eq!(key_mode & 0o077, 0, "the CA key is private");
 
     let loaded = ClusterCa::load(&d.path().join("ca")).unwrap();
     let out = d.path().join("dn1");
     let id = loaded
-        .issue_into(&out, PeerRole::Datanode, "dn1", &["127.0.0.1".into(), "node1.example".into()], 30)
+        .issue_into(
+            &out,
+            PeerRole::Datanode,
+            "dn1",
+            &["127.0.0.1".into(), "node1.example".into()],
+            30,
+        )
         .unwrap();
     assert_eq!(id, PeerIdentity::new("CID-a", PeerRole::Datanode, "dn1").unwrap());
     let creds = NodeCredentials::load(&out).unwrap();
@@ -62,7 +70,10 @@ fn bad_names_and_validities_are_refused() {
         ca.issue(PeerRole::Member, "a/b", &[], 30),
         Err(TrustError::InvalidName(_))
     ));
-    assert!(matches!(ca.issue(PeerRole::Member, "1", &[], 0), Err(TrustError::InvalidName(_))));
+    assert!(matches!(
+        ca.issue(PeerRole::Member, "1", &[], 0),
+        Err(TrustError::InvalidName(_))
+    ));
     assert!(matches!(
         ca.issue(PeerRole::Member, "1", &["bad host!".into()], 30),
         Err(TrustError::InvalidName(_))

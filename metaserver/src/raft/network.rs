@@ -29,8 +29,8 @@ use openraft::raft::{
 use openraft::storage::Snapshot;
 use openraft::{BasicNode, OptionalSend};
 use parking_lot::Mutex;
-use serde::{de::DeserializeOwned, Serialize};
 use raftfs_trust::{Dialer, PeerRole, ServerSecurity};
+use serde::{de::DeserializeOwned, Serialize};
 use tonic::transport::Channel;
 
 use raftfs_proto::pb;
