@@ -75,6 +75,11 @@ pub struct CompareArgs {
     pub callers: usize,
     #[arg(long = "files-per-dir", default_value_t = 4)]
     pub files_per_dir: u64,
+    /// How the grpc level's nameservices talk, comma-separated: tls (mutual
+    /// TLS, the default of every cluster), insecure (plaintext); both give
+    /// the cost of TLS side by side.
+    #[arg(long, default_value = "tls")]
+    pub transports: String,
     /// Print the rows as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -124,6 +129,43 @@ const OPS: [&str; 7] = [
     "mixedSpread",
 ];
 
+/// How a grpc-level nameservice and its client talk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transport {
+    Tls,
+    Insecure,
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Transport, String> {
+        match s {
+            "tls" => Ok(Transport::Tls),
+            "insecure" | "plaintext" => Ok(Transport::Insecure),
+            o => Err(format!("unknown transport {o:?}: expected tls or insecure")),
+        }
+    }
+}
+
+/// One configuration of the matrix at one level.
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    store: StoreKind,
+    mode: ExecMode,
+    /// `None` below the grpc level, where nothing crosses a network.
+    transport: Option<Transport>,
+}
+
+impl Config {
+    fn transport_name(&self) -> &'static str {
+        match self.transport {
+            None => "-",
+            Some(Transport::Tls) => "tls",
+            Some(Transport::Insecure) => "insecure",
+        }
+    }
+}
+
 /// One measurement.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Sample {
@@ -139,6 +181,8 @@ pub(crate) struct Row {
     pub level: Level,
     pub store: String,
     pub exec: String,
+    /// grpc level: tls or insecure; "-" below it.
+    pub transport: String,
     pub op: String,
     /// Ops (NNThroughputBenchmark's: a create is create + complete) per second, each run.
     pub runs: Vec<f64>,
@@ -186,17 +230,39 @@ pub async fn run(a: CompareArgs) -> anyhow::Result<()> {
     if a.runs == 0 || a.callers < 2 || a.engine_threads == 0 {
         bail!("--runs, --engine-threads must be at least 1 and --callers at least 2");
     }
-    let configs: Vec<(StoreKind, ExecMode)> = stores
-        .iter()
-        .flat_map(|s| modes.iter().map(move |m| (*s, *m)))
-        .collect();
+    let transports: Vec<Transport> = list(&a.transports)?;
+    let configs_at = |level: Level| -> Vec<Config> {
+        let ts: Vec<Option<Transport>> = match level {
+            Level::Grpc => transports.iter().map(|t| Some(*t)).collect(),
+            _ => vec![None],
+        };
+        stores
+            .iter()
+            .flat_map(|s| modes.iter().map(move |m| (*s, *m)))
+            .flat_map(|(store, mode)| {
+                ts.iter().map(move |t| Config {
+                    store,
+                    mode,
+                    transport: *t,
+                })
+            })
+            .collect()
+    };
     let mut samples: BTreeMap<(Level, usize, String), Vec<Sample>> = BTreeMap::new();
     for level in &levels {
+        let configs = configs_at(*level);
         // grpc: one nameservice per configuration, alive for every run.
         let mut clusters = Vec::new();
         if *level == Level::Grpc {
-            for (store, mode) in &configs {
-                let mut ns = LocalNameservice::format(3, store_name(*store), &format!("--exec {mode}"), BENCH_USER)?;
+            for cfg in &configs {
+                let insecure = cfg.transport == Some(Transport::Insecure);
+                let mut ns = LocalNameservice::format_with(
+                    3,
+                    store_name(cfg.store),
+                    &format!("--exec {}", cfg.mode),
+                    BENCH_USER,
+                    insecure,
+                )?;
                 ns.start_all()?;
                 ns.settled_leader()
                     .await
@@ -207,7 +273,8 @@ pub async fn run(a: CompareArgs) -> anyhow::Result<()> {
         for r in 0..a.runs {
             for k in 0..configs.len() {
                 let c = (k + r) % configs.len();
-                let (store, mode) = configs[c];
+                let Config { store, mode, .. } = configs[c];
+                let wire = configs[c].transport_name();
                 let target = match level {
                     Level::Engine => Target {
                         bench: Arc::new(Bench::engine(store, mode).await?),
@@ -225,12 +292,12 @@ pub async fn run(a: CompareArgs) -> anyhow::Result<()> {
                     },
                 };
                 for op in &ops {
-                    let s = measure(&target, *level, op, r, &a)
-                        .await
-                        .with_context(|| format!("{level} {} --exec {mode} {op}, run {}", store_name(store), r + 1))?;
+                    let s = measure(&target, *level, op, r, &a).await.with_context(|| {
+                        format!("{level} {} --exec {mode} {wire} {op}, run {}", store_name(store), r + 1)
+                    })?;
                     if !a.json {
                         eprintln!(
-                            "run {}/{}: {level} {} {mode} {op}: {:.0} ops/s",
+                            "run {}/{}: {level} {} {mode} {wire} {op}: {:.0} ops/s",
                             r + 1,
                             a.runs,
                             store_name(store),
@@ -250,8 +317,9 @@ pub async fn run(a: CompareArgs) -> anyhow::Result<()> {
             let pick = |f: &dyn Fn(&Sample) -> Option<f64>| median(&v.iter().filter_map(f).collect::<Vec<_>>());
             Row {
                 level,
-                store: store_name(configs[c].0).into(),
-                exec: configs[c].1.to_string(),
+                store: store_name(configs_at(level)[c].store).into(),
+                exec: configs_at(level)[c].mode.to_string(),
+                transport: configs_at(level)[c].transport_name().into(),
                 op,
                 median: median(&rates).unwrap_or(0.0),
                 min: rates.iter().copied().fold(f64::INFINITY, f64::min),
@@ -301,10 +369,11 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 /// The table, then each op's leader/apply ratio per level and store.
 fn table(rows: &[Row], runs: usize) -> String {
     let mut out = format!(
-        "{:<7} {:<8} {:<7} {:<11} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
+        "{:<7} {:<8} {:<7} {:<8} {:<11} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
         "level",
         "store",
         "exec",
+        "wire",
         "op",
         "median/s",
         "min/s",
@@ -317,10 +386,11 @@ fn table(rows: &[Row], runs: usize) -> String {
     );
     for r in rows {
         out.push_str(&format!(
-            "{:<7} {:<8} {:<7} {:<11} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
+            "{:<7} {:<8} {:<7} {:<8} {:<11} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>9} {:>9}\n",
             r.level.to_string(),
             r.store,
             r.exec,
+            r.transport,
             r.op,
             fmt_rate(r.median),
             fmt_rate(r.min),
@@ -336,30 +406,49 @@ fn table(rows: &[Row], runs: usize) -> String {
         "(medians of {runs} interleaved runs; a create is create + complete; CPU is every process's, per op)\n"
     ));
     for r in rows.iter().filter(|r| r.exec == "leader") {
-        if let Some(base) = rows
-            .iter()
-            .find(|b| b.exec == "apply" && b.level == r.level && b.store == r.store && b.op == r.op)
-        {
+        if let Some(base) = rows.iter().find(|b| {
+            b.exec == "apply" && b.level == r.level && b.store == r.store && b.op == r.op && b.transport == r.transport
+        }) {
             out.push_str(&format!(
-                "leader / apply: {} {} {}: {:.2}x\n",
+                "leader / apply: {} {} {}{}: {:.2}x\n",
                 r.level,
                 r.store,
                 r.op,
+                if r.transport == "insecure" { " (insecure)" } else { "" },
                 r.median / base.median.max(f64::MIN_POSITIVE)
             ));
         }
     }
     for r in rows.iter().filter(|r| r.op == "mixed") {
-        if let Some(spread) = rows
-            .iter()
-            .find(|b| b.op == "mixedSpread" && b.level == r.level && b.store == r.store && b.exec == r.exec)
-        {
+        if let Some(spread) = rows.iter().find(|b| {
+            b.op == "mixedSpread"
+                && b.level == r.level
+                && b.store == r.store
+                && b.exec == r.exec
+                && b.transport == r.transport
+        }) {
             out.push_str(&format!(
                 "creates in one hot directory / spread: {} {} {}: {:.2}x\n",
                 r.level,
                 r.store,
                 r.exec,
                 r.median / spread.median.max(f64::MIN_POSITIVE)
+            ));
+        }
+    }
+    for r in rows.iter().filter(|r| r.transport == "tls") {
+        if let Some(plain) = rows.iter().find(|b| {
+            b.transport == "insecure" && b.level == r.level && b.store == r.store && b.exec == r.exec && b.op == r.op
+        }) {
+            out.push_str(&format!(
+                "tls / insecure: {} {} {} {}: {:.2}x throughput, CPU {} vs {} µs/op\n",
+                r.level,
+                r.store,
+                r.exec,
+                r.op,
+                r.median / plain.median.max(f64::MIN_POSITIVE),
+                opt(r.cpu_us_per_op, 1),
+                opt(plain.cpu_us_per_op, 1),
             ));
         }
     }

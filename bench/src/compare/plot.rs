@@ -32,7 +32,7 @@ pub(crate) fn draw(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
         if !groups.contains(&g) {
             groups.push(g);
         }
-        let s = format!("{} {}", r.store, r.exec);
+        let s = label(r);
         if !series.contains(&s) {
             series.push(s);
         }
@@ -65,7 +65,7 @@ pub(crate) fn draw(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
         let color = COLORS[si % COLORS.len()];
         let bars: Vec<(f64, &Row)> = rows
             .iter()
-            .filter(|r| format!("{} {}", r.store, r.exec) == *s)
+            .filter(|r| label(r) == *s)
             .filter_map(|r| {
                 let g = groups.iter().position(|g| *g == format!("{} {}", r.level, r.op))?;
                 Some((g as f64 + 0.1 + width * si as f64, r))
@@ -115,6 +115,14 @@ pub(crate) fn draw(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A bar's legend: store and exec mode, and the transport when not TLS.
+fn label(r: &Row) -> String {
+    match r.transport.as_str() {
+        "insecure" => format!("{} {} insecure", r.store, r.exec),
+        _ => format!("{} {}", r.store, r.exec),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +134,7 @@ mod tests {
             level,
             store: store.into(),
             exec: exec.into(),
+            transport: "tls".into(),
             op: "create".into(),
             runs: vec![median * 0.9, median, median * 1.1],
             median,
