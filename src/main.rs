@@ -233,6 +233,10 @@ async fn dfs(fs: Option<String>, user: Option<String>, args: Vec<String>) -> i32
             0
         };
     }
+    // An unknown command is reported before anything is dialed, as `hdfs dfs` does.
+    if !raftfs_client::dfs::is_command(&args[0]) {
+        return raftfs_client::dfs::unknown_command(&args[0], &mut std::io::stderr());
+    }
     let Some(fs) = fs else {
         eprintln!(
             "dfs: no file system given: pass --fs raftfs://host:port,... or set RAFTFS_FS (raftfs dev prints it)"

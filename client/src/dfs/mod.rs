@@ -57,6 +57,48 @@ pub async fn run(fs: &FileSystem, args: &[String], out: &mut dyn Write, err: &mu
     run_with(fs, args, out, err, false).await
 }
 
+/// Every command the shell runs, as typed without its dash.
+pub const COMMANDS: [&str; 26] = [
+    "ls",
+    "mkdir",
+    "touchz",
+    "stat",
+    "mv",
+    "rm",
+    "rmdir",
+    "chmod",
+    "chown",
+    "chgrp",
+    "setrep",
+    "count",
+    "du",
+    "test",
+    "put",
+    "copyFromLocal",
+    "get",
+    "copyToLocal",
+    "cat",
+    "appendToFile",
+    "tail",
+    "cp",
+    "checksum",
+    "help",
+    "usage",
+    "h",
+];
+
+/// Whether `arg` (`-ls`, say) names a command of the shell.
+pub fn is_command(arg: &str) -> bool {
+    COMMANDS.contains(&arg.trim_start_matches('-'))
+}
+
+/// Report an unknown command as `hadoop fs` does; returns the exit status.
+pub fn unknown_command(first: &str, err: &mut dyn Write) -> i32 {
+    let _ = writeln!(err, "{first}: Unknown command");
+    let _ = writeln!(err, "{USAGE}");
+    EXIT_USAGE
+}
+
 /// [`run`], with a progress line on `err` during copies when `progress`
 /// (the binary sets it when stderr is a terminal).
 pub async fn run_with(
@@ -102,19 +144,11 @@ pub async fn run_with(
         "tail" => sh.tail(rest).await,
         "cp" => sh.cp(rest).await,
         "checksum" => sh.checksum(rest).await,
-        "help" | "usage" => {
+        "help" | "usage" | "h" => {
             let _ = writeln!(sh.out, "{USAGE}");
             return 0;
         }
-        other => {
-            let _ = writeln!(
-                sh.err,
-                "{}: Unknown command",
-                if first.starts_with('-') { first.as_str() } else { other }
-            );
-            let _ = writeln!(sh.err, "{USAGE}");
-            return EXIT_USAGE;
-        }
+        other => return unknown_command(if first.starts_with('-') { first } else { other }, sh.err),
     };
     if let Err(msg) = usage {
         let _ = writeln!(sh.err, "-{}: {msg}", sh.cmd);
