@@ -10,7 +10,10 @@
 //! * the get limit: one replica's block files read straight from disk (or
 //!   page cache) with no checksum work.
 //!
-//! Prints every run, the medians and the ratios.
+//! Prints every run, the medians and the ratios. With `--compare-insecure`
+//! a second cluster runs in plaintext (`--insecure`) and each run also puts
+//! and gets the file there (through the DataNodes), interleaved, for the
+//! cost of mutual TLS on the data path.
 //!
 //! `raftfs bench blockreport` times a member processing a full block report
 //! of `--blocks` replicas while a client measures getFileInfo latency.
@@ -54,6 +57,10 @@ pub struct DataArgs {
     /// (give --datanodes 4 so that there is somewhere to copy to).
     #[arg(long = "kill-datanode-after-mb")]
     pub kill_datanode_after_mb: Option<u64>,
+    /// Also run a plaintext (`--insecure`) cluster and time put and get
+    /// through the DataNodes on it in every run: the cost of TLS.
+    #[arg(long = "compare-insecure")]
+    pub compare_insecure: bool,
 }
 
 struct LocalCluster {
@@ -88,13 +95,15 @@ fn spawn(exe: &Path, args: &[String], log: &Path) -> anyhow::Result<Child> {
         .context("start a cluster process")
 }
 
-async fn start_cluster(root: &Path, datanodes: usize) -> anyhow::Result<LocalCluster> {
+async fn start_cluster(root: &Path, datanodes: usize, insecure: bool) -> anyhow::Result<LocalCluster> {
     let exe = std::env::current_exe().context("find the raftfs binary")?;
-    let mut ns = LocalNameservice::format(
+    std::fs::create_dir_all(root)?;
+    let mut ns = LocalNameservice::format_with(
         3,
         "rocksdb",
         "--safemode-extension-ms 0 --datanode-dead-ms 5000 --replication-interval-ms 500",
         "bench",
+        insecure,
     )?;
     ns.start_all()?;
     let fs_uri = ns.fs_uri();
@@ -163,6 +172,26 @@ fn client_with(uri: &str, tls: &ClientTls, short_circuit: bool) -> anyhow::Resul
         ..ClientOptions::default()
     };
     Ok(FileSystem::connect(uri, Identity::new("bench", &["bench"]), opts)?)
+}
+
+/// Write `size` bytes of `data` (repeated) to `path` with replication 3,
+/// then read them back; (put seconds, get seconds).
+async fn put_then_get(fs: &FileSystem, path: &str, data: &[u8], size: u64, block: u64) -> anyhow::Result<(f64, f64)> {
+    let start = Instant::now();
+    let mut w = fs.create_file_opt(path, true, None, 3, block, true).await?;
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(data.len() as u64) as usize;
+        w.write(&data[..n]).await?;
+        left -= n as u64;
+    }
+    w.close().await?;
+    let put = start.elapsed().as_secs_f64();
+    let (get, got, _) = timed_get(fs, path).await?;
+    if got != size {
+        bail!("read {got} of {size} bytes from {path}");
+    }
+    Ok((put, get))
 }
 
 /// Read all of `path` through `fs`; (seconds, bytes, bytes read short-circuit).
@@ -260,7 +289,16 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
     if a.datanodes < 3 {
         bail!("--datanodes must be at least 3 (the files have replication 3)");
     }
-    let mut cluster = start_cluster(&root, a.datanodes).await?;
+    let mut cluster = start_cluster(&root, a.datanodes, false).await?;
+    let plain = match a.compare_insecure {
+        true => Some(start_cluster(&root.join("insecure"), a.datanodes, true).await?),
+        false => None,
+    };
+    let plain_fs = match &plain {
+        Some(c) => Some(client_with(&c.fs_uri, &c.tls, false)?),
+        None => None,
+    };
+    let (mut put_plain, mut get_plain) = (Vec::new(), Vec::new());
     let fs = client(&cluster.fs_uri, &cluster.tls)?;
     let remote = client_with(&cluster.fs_uri, &cluster.tls, false)?;
     let size = a.size_mb << 20;
@@ -385,7 +423,28 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
         get_remote.push(mibs(size, gr));
         base_r.push(mibs(read_bytes, br));
         fs.delete(&path, false).await?;
+        if let Some(pfs) = &plain_fs {
+            let (pp, pg) = put_then_get(pfs, &path, &data, size, a.block_size_mb << 20).await?;
+            println!(
+                "run {run}: insecure cluster: put {:.0} MiB/s | get through the DataNodes {:.0} MiB/s",
+                mibs(size, pp),
+                mibs(size, pg)
+            );
+            put_plain.push(mibs(size, pp));
+            get_plain.push(mibs(size, pg));
+            pfs.delete(&path, false).await?;
+        }
     }
+    if plain.is_some() {
+        let (tp, tg) = (median(&mut put.clone()), median(&mut get_remote.clone()));
+        let (pp, pg) = (median(&mut put_plain), median(&mut get_plain));
+        println!(
+            "tls / insecure: put {tp:.0} vs {pp:.0} MiB/s ({:.2}x), get through the DataNodes {tg:.0} vs {pg:.0} MiB/s ({:.2}x)",
+            tp / pp.max(f64::MIN_POSITIVE),
+            tg / pg.max(f64::MIN_POSITIVE)
+        );
+    }
+    drop(plain);
     let (bw, p, g, br) = (
         median(&mut base_w),
         median(&mut put),
