@@ -12,7 +12,7 @@ use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
-use raftfs_trust::{NodeCredentials, NodeSecurity, PeerRole};
+use raftfs_trust::{ClientAuth, NodeCredentials, NodeSecurity, PeerRole};
 
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -102,6 +102,12 @@ pub struct MetaserverArgs {
     #[arg(long)]
     #[serde(default)]
     pub insecure: bool,
+    /// Client authentication: simple (default; the user name a call
+    /// carries is trusted, as HDFS's simple auth, for trusted networks) or
+    /// strong (a call needs a user certificate of this cluster, and acts as
+    /// the user it names; needs TLS).
+    #[arg(long)]
+    pub auth: Option<String>,
 }
 
 impl MetaserverArgs {
@@ -137,6 +143,7 @@ impl MetaserverArgs {
             group_mapping: self.group_mapping.or(f.group_mapping),
             tls_dir: self.tls_dir.or(f.tls_dir),
             insecure: self.insecure || f.insecure,
+            auth: self.auth.or(f.auth),
         })
     }
 }
@@ -199,6 +206,10 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("member address {addr:?} (use --listen for a host name)"))?
         }
     };
+    let client_auth: ClientAuth = a.auth.as_deref().unwrap_or("simple").parse()?;
+    if client_auth == ClientAuth::Strong && a.insecure {
+        anyhow::bail!("--auth strong needs TLS (the user certificates travel in the handshake): drop --insecure");
+    }
     let security = if a.insecure {
         tracing::warn!("--insecure: plaintext, and no caller is checked");
         NodeSecurity::insecure()
@@ -235,13 +246,14 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         lease_hard_limit_ms: a.lease_hard_limit_ms.unwrap_or(server::DEFAULT_LEASE_HARD_LIMIT_MS),
         group_mapping: a.group_mapping,
         security,
+        client_auth,
     };
     let member = Arc::new(
         Member::open(&cfg)
             .await
             .map_err(|e| anyhow::anyhow!("start member {id}: {e}"))?,
     );
-    tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, "serving");
+    tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, tls = member.security.server.is_tls(), auth = %client_auth, "serving");
     let serving = server::serve(member.clone(), listener, shutdown_signal());
     tokio::select! {
         served = serving => {

@@ -36,7 +36,7 @@ enum Cmd {
     /// Issue certificates from the cluster CA (`raftfs cert issue --role datanode ...`).
     Cert(cli_cert::CertArgs),
     /// Run one member of a nameservice.
-    Metaserver(cli_metaserver::MetaserverArgs),
+    Metaserver(Box<cli_metaserver::MetaserverArgs>),
     /// Start a local nameservice of several members as separate processes.
     Dev(cli_dev::DevArgs),
     /// File system shell commands, as `hdfs dfs` (run `raftfs dfs -help`).
@@ -171,7 +171,7 @@ fn main() {
             Cmd::Cert(a) => report(cli_cert::run(a)),
             Cmd::Metaserver(a) => {
                 init_tracing();
-                report(cli_metaserver::run(a).await)
+                report(cli_metaserver::run(*a).await)
             }
             Cmd::Dev(a) => report(cli_dev::run(a).await),
             Cmd::Dfs { fs, user, args } => dfs(fs, user, args).await,

@@ -241,3 +241,49 @@ async fn an_insecure_cluster_serves_files_in_plaintext() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_datanode_uuid_belongs_to_the_certificate_that_registered_it() {
+    let mut c = Cluster::start_with(1, "memory", &["--safemode-extension-ms", "0"]);
+    c.start_datanodes(1, &[]);
+    c.wait_ready().await;
+    c.wait_datanodes(1).await;
+    let fs = c.client("hdfs", &["hdfs"]);
+    let AdminResult::Datanodes(nodes) = fs.admin(AdminOp::DatanodeReport).await.unwrap() else {
+        panic!("not a DataNode report")
+    };
+    let real = nodes[0].id.clone();
+
+    // DataNode "dn2" (a valid DataNode certificate) registers under dn1's UUID.
+    let thief = dialer_of(&issue(&c, "datanode", "dn2"));
+    let ep = thief.endpoint(&c.members[&1], PeerRole::Member).unwrap();
+    let mut dp = pb::datanode_protocol_client::DatanodeProtocolClient::new(ep.connect().await.unwrap());
+    let reg = raftfs_proto::datanode::Registration {
+        id: raftfs_proto::DatanodeId {
+            addr: "127.0.0.1:1".into(),
+            ..real.clone()
+        },
+        cluster_id: c.ids.0.clone(),
+        block_pool_id: c.ids.2.clone(),
+        storage_ids: vec!["DS-stolen".into()],
+    };
+    let reply = dp
+        .register_datanode(pb::DnMessage {
+            data_bin: codec::encode(&reg).unwrap(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let r: Result<(), FsError> = codec::decode(&reply.data_bin, "reply").unwrap();
+    match r {
+        Err(FsError::AccessControl(m)) => {
+            assert!(m.contains("registered with the certificate of DataNode dn1"), "{m}")
+        }
+        other => panic!("the UUID was taken over: {other:?}"),
+    }
+    let AdminResult::Datanodes(nodes) = fs.admin(AdminOp::DatanodeReport).await.unwrap() else {
+        panic!("not a DataNode report")
+    };
+    assert_eq!(nodes.len(), 1);
+    assert_eq!(nodes[0].id.addr, real.addr, "dn1's traffic still goes to dn1");
+}

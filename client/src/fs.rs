@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::Stream;
-use raftfs_trust::{Dialer, PeerRole};
+use raftfs_trust::{Dialer, NodeCredentials, PeerRole};
 use rand::Rng;
 use tonic::transport::Channel;
 
@@ -56,6 +56,10 @@ pub struct ClientOptions {
 
 /// Environment variable naming the cluster CA certificate clients trust.
 pub const CA_ENV: &str = "RAFTFS_CA";
+/// Environment variable naming a user's credentials directory (`ca.crt`,
+/// `node.crt`, `node.key` from `raftfs cert issue --role user`): TLS with
+/// that certificate, which a `--auth strong` nameservice requires.
+pub const CREDENTIALS_ENV: &str = "RAFTFS_CREDENTIALS";
 /// Environment variable that, set to 1, makes clients dial in plaintext
 /// (clusters run with `--insecure`).
 pub const INSECURE_ENV: &str = "RAFTFS_INSECURE";
@@ -69,8 +73,25 @@ pub enum ClientTls {
     FromEnv,
     /// TLS, trusting the cluster CA certificate in this file.
     CaFile(PathBuf),
+    /// TLS with a user certificate: the credentials directory it was
+    /// issued into (its `ca.crt` is the CA trusted).
+    Credentials(PathBuf),
     /// Plaintext, for clusters run with `--insecure`.
     Insecure,
+}
+
+/// A user's credentials directory, refused if its certificate is not a user's.
+pub(crate) fn load_credentials(dir: &std::path::Path) -> Result<NodeCredentials, FsError> {
+    let creds = NodeCredentials::load(dir)
+        .map_err(|e| FsError::InvalidArgument(format!("the credentials in {}: {e}", dir.display())))?;
+    if creds.identity().role != PeerRole::User {
+        return Err(FsError::InvalidArgument(format!(
+            "{} holds the certificate of {}, not of a user",
+            dir.display(),
+            creds.identity()
+        )));
+    }
+    Ok(creds)
 }
 
 impl ClientTls {
@@ -82,15 +103,20 @@ impl ClientTls {
         match self {
             ClientTls::Insecure => Ok(Dialer::Plaintext),
             ClientTls::CaFile(p) => trust(p),
+            ClientTls::Credentials(dir) => Ok(load_credentials(dir)?.dialer()),
             ClientTls::FromEnv => {
                 if std::env::var(INSECURE_ENV).is_ok_and(|v| v == "1" || v == "true") {
                     return Ok(Dialer::Plaintext);
+                }
+                if let Some(dir) = std::env::var_os(CREDENTIALS_ENV).filter(|d| !d.is_empty()) {
+                    return Ok(load_credentials(std::path::Path::new(&dir))?.dialer());
                 }
                 match std::env::var_os(CA_ENV) {
                     Some(p) if !p.is_empty() => trust(std::path::Path::new(&p)),
                     _ => Err(FsError::InvalidArgument(format!(
                         "no CA certificate to verify the cluster with: set {CA_ENV} to the cluster's ca.crt \
-                         (`raftfs dev` prints it), or {INSECURE_ENV}=1 for a cluster run with --insecure"
+                         (`raftfs dev` prints it), {CREDENTIALS_ENV} to a user's credentials directory, \
+                         or {INSECURE_ENV}=1 for a cluster run with --insecure"
                     ))),
                 }
             }

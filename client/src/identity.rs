@@ -1,5 +1,8 @@
-//! Who the client says it is (HDFS "simple" authentication): `--user`, else
-//! `RAFTFS_USER`, else the operating-system user. Its groups are not the
+//! Who the client says it is: `--user`, else the user a certificate in
+//! `RAFTFS_CREDENTIALS` names, else `RAFTFS_USER`, else the operating-system
+//! user. Under HDFS-style "simple" authentication members trust the name;
+//! under `--auth strong` they take the user from the certificate and refuse
+//! a call that claims another. Its groups are not the
 //! client's to say: every member resolves a caller's groups itself (its
 //! group mapping, `raftfs metaserver --group-mapping`), as a NameNode does,
 //! and ignores the `groups` a request carries. The field stays for wire
@@ -20,10 +23,17 @@ impl Identity {
         }
     }
 
-    /// Resolve the caller from an explicit `--user`, the environment, or the OS.
+    /// Resolve the caller from an explicit `--user`, the user certificate in
+    /// `RAFTFS_CREDENTIALS`, `RAFTFS_USER`, or the OS.
     pub fn resolve(explicit: Option<&str>) -> Identity {
         let user = explicit
             .map(str::to_string)
+            .or_else(|| {
+                let dir = std::env::var_os(crate::fs::CREDENTIALS_ENV).filter(|d| !d.is_empty())?;
+                crate::fs::load_credentials(std::path::Path::new(&dir))
+                    .ok()
+                    .map(|c| c.identity().id.clone())
+            })
             .or_else(|| std::env::var("RAFTFS_USER").ok().filter(|u| !u.is_empty()))
             .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
             .or_else(|| std::env::var("LOGNAME").ok().filter(|u| !u.is_empty()))

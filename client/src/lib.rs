@@ -18,8 +18,8 @@ pub mod uri;
 
 pub use data::{FileChecksum, FileReader, FileWriter};
 pub use fs::{
-    ClientOptions, ClientTls, FileSystem, FollowerReads, CA_ENV, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION,
-    INSECURE_ENV,
+    ClientOptions, ClientTls, FileSystem, FollowerReads, CA_ENV, CREDENTIALS_ENV, DEFAULT_BLOCK_SIZE_BYTES,
+    DEFAULT_REPLICATION, INSECURE_ENV,
 };
 pub use identity::Identity;
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};

@@ -102,6 +102,7 @@ pub async fn open_single_member(
         group_mapping: None,
         // In-process: nothing is served over the network.
         security: raftfs_trust::NodeSecurity::insecure(),
+        client_auth: raftfs_trust::ClientAuth::Simple,
     };
     // A member shut down in this process releases its RocksDB lock file
     // only once its Raft tasks have wound down (they end after `shutdown`

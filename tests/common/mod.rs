@@ -229,6 +229,28 @@ impl Cluster {
         vec!["--tls-dir".into(), dir.display().to_string()]
     }
 
+    /// Credentials (a user certificate) for `user`, issued on first use with
+    /// `raftfs cert issue --role user`: the directory to give a client.
+    pub fn user_credentials(&self, user: &str) -> PathBuf {
+        let dir = self.root.path().join(format!("user-{user}"));
+        if !dir.join("node.crt").exists() {
+            let out = Command::new(BIN)
+                .args(["cert", "issue", "--role", "user", "--id", user])
+                .arg("--ca-dir")
+                .arg(self.ca_dir())
+                .arg("--out")
+                .arg(&dir)
+                .output()
+                .expect("run raftfs cert issue");
+            assert!(
+                out.status.success(),
+                "issue {user}'s certificate: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        dir
+    }
+
     /// Run `raftfs haadmin --fs <cluster> --user USER ARGS`; (exit code, stdout, stderr).
     pub fn haadmin(&self, user: &str, args: &[&str]) -> (i32, String, String) {
         let out = self

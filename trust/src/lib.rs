@@ -30,12 +30,14 @@
 //! that nodes whose clocks lag still accept them.
 
 mod authority;
+mod client_auth;
 mod credentials;
 mod error;
 mod peer;
 mod role;
 
 pub use authority::ClusterCa;
+pub use client_auth::ClientAuth;
 pub use credentials::{Dialer, NodeCredentials, NodeSecurity, TLS_HANDSHAKE_TIMEOUT_MS};
 pub use error::TrustError;
 pub use peer::ServerSecurity;

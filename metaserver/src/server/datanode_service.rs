@@ -6,6 +6,7 @@
 //! A DataNode of another cluster, or one naming another block pool, is
 //! refused with `InvalidArgument` and a message that says which.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,10 +22,11 @@ use raftfs_proto::pb::datanode_protocol_server::DatanodeProtocol;
 use raftfs_proto::pb::DnMessage;
 use raftfs_proto::{codec, FsError, LeaderHint};
 
-use raftfs_trust::PeerRole;
+use raftfs_trust::{PeerIdentity, PeerRole};
 
 use super::layout::LAYOUT_VERSION;
 use super::member::Member;
+use crate::blocks::MAX_DATANODES;
 
 /// Longest DataNode uuid or storage id accepted, bytes.
 const MAX_NODE_ID_LEN_BYTES: usize = 128;
@@ -33,6 +35,20 @@ const MAX_STORAGES_PER_NODE: usize = 1024;
 
 pub struct DatanodeService {
     pub member: Arc<Member>,
+    /// Which DataNode certificate registered each UUID: a UUID is the
+    /// node's that registered it first, and no other certificate may
+    /// register, heartbeat or report under it. Soft state, as registrations
+    /// are: learned again from the first registration after a restart.
+    pub owners: parking_lot::Mutex<HashMap<String, String>>,
+}
+
+impl DatanodeService {
+    pub fn new(member: Arc<Member>) -> DatanodeService {
+        DatanodeService {
+            member,
+            owners: parking_lot::Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 fn respond<T: serde::Serialize>(r: Result<T, FsError>) -> Result<Response<DnMessage>, Status> {
@@ -46,9 +62,32 @@ impl DatanodeService {
     /// DataNodes only (they present a DataNode certificate under TLS);
     /// ReportBadBlocks stays open to clients, as HDFS's reportBadBlocks is.
     #[allow(clippy::result_large_err)]
-    fn require_datanode<T>(&self, req: &Request<T>, what: &str) -> Result<(), Status> {
-        self.member.security.server.require(req, PeerRole::Datanode, what)?;
-        Ok(())
+    fn require_datanode<T>(&self, req: &Request<T>, what: &str) -> Result<Option<PeerIdentity>, Status> {
+        self.member.security.server.require(req, PeerRole::Datanode, what)
+    }
+
+    /// Refuse a call about `uuid` from another certificate than the one
+    /// that registered it; `bind` (a registration) records the first.
+    /// Nothing to check on a plaintext member (`peer` is `None`).
+    fn check_owner(&self, uuid: &str, peer: Option<&PeerIdentity>, bind: bool) -> Result<(), FsError> {
+        let Some(peer) = peer else { return Ok(()) };
+        let mut owners = self.owners.lock();
+        match owners.get(uuid) {
+            Some(owner) if *owner != peer.id => Err(FsError::AccessControl(format!(
+                "DataNode {uuid} registered with the certificate of DataNode {owner}; the caller is {peer}"
+            ))),
+            Some(_) => Ok(()),
+            None if bind => {
+                if owners.len() >= MAX_DATANODES {
+                    return Err(FsError::Unavailable(format!(
+                        "this member tracks {MAX_DATANODES} DataNodes already"
+                    )));
+                }
+                owners.insert(uuid.to_string(), peer.id.clone());
+                Ok(())
+            }
+            None => Ok(()),
+        }
     }
 
     fn check_pool(&self, bpid: &str) -> Result<(), FsError> {
@@ -129,9 +168,12 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn register_datanode(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
-        self.require_datanode(&req, "DatanodeProtocol RegisterDatanode")?;
-        let r =
-            codec::decode::<Registration>(&req.get_ref().data_bin, "registration").and_then(|reg| self.register(reg));
+        let peer = self.require_datanode(&req, "DatanodeProtocol RegisterDatanode")?;
+        let r = codec::decode::<Registration>(&req.get_ref().data_bin, "registration").and_then(|reg| {
+            Self::check_node_id(&reg.id.uuid)?;
+            self.check_owner(&reg.id.uuid, peer.as_ref(), true)?;
+            self.register(reg)
+        });
         if let Err(e) = &r {
             tracing::warn!(error = %e, "DataNode registration refused");
         }
@@ -139,9 +181,10 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn send_heartbeat(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
-        self.require_datanode(&req, "DatanodeProtocol SendHeartbeat")?;
+        let peer = self.require_datanode(&req, "DatanodeProtocol SendHeartbeat")?;
         let r = (|| {
             let hb: Heartbeat = codec::decode(&req.get_ref().data_bin, "heartbeat")?;
+            self.check_owner(&hb.uuid, peer.as_ref(), false)?;
             self.check_pool(&hb.block_pool_id)?;
             let m = self.member.raft.metrics().borrow_watched().clone();
             let leader = m.state == ServerState::Leader;
@@ -156,9 +199,12 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn block_report(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
-        self.require_datanode(&req, "DatanodeProtocol BlockReport")?;
+        let peer = self.require_datanode(&req, "DatanodeProtocol BlockReport")?;
         let r = match codec::decode::<FullReport>(&req.get_ref().data_bin, "block report") {
-            Ok(page) => match self.check_pool(&page.block_pool_id) {
+            Ok(page) => match self
+                .check_pool(&page.block_pool_id)
+                .and_then(|_| self.check_owner(&page.uuid, peer.as_ref(), false))
+            {
                 Ok(()) => {
                     let blocks = self.member.blocks.clone();
                     // A big report is CPU work: off the async workers.
@@ -174,9 +220,10 @@ impl DatanodeProtocol for DatanodeService {
     }
 
     async fn block_received_and_deleted(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
-        self.require_datanode(&req, "DatanodeProtocol BlockReceivedAndDeleted")?;
+        let peer = self.require_datanode(&req, "DatanodeProtocol BlockReceivedAndDeleted")?;
         let r = (|| {
             let msg: IncrementalReportMsg = codec::decode(&req.get_ref().data_bin, "incremental report")?;
+            self.check_owner(&msg.uuid, peer.as_ref(), false)?;
             self.check_pool(&msg.block_pool_id)?;
             self.member.blocks.incremental(&msg)
         })();

@@ -27,7 +27,7 @@ use openraft::LinearizerOption;
 use openraft::{BasicNode, ServerState};
 
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
-use raftfs_trust::{Dialer, NodeSecurity, PeerRole};
+use raftfs_trust::{ClientAuth, Dialer, NodeSecurity, PeerRole};
 
 use super::coalesce::Coalesced;
 use super::data::DataPath;
@@ -127,6 +127,9 @@ pub struct MemberConfig {
     /// How the member serves and dials: mutual TLS with its certificate, or
     /// plaintext (`--insecure`).
     pub security: NodeSecurity,
+    /// Which user a client call acts for: the name it carries (`simple`)
+    /// or its user certificate's (`strong`; needs TLS).
+    pub client_auth: ClientAuth,
 }
 
 /// How long a write waits for the namespace to be formatted after a leader is elected.
@@ -136,6 +139,8 @@ pub struct Member {
     pub raft: Raft,
     /// How this member serves (TLS and the role checks) and dials its peers.
     pub security: NodeSecurity,
+    /// Which user a client call acts for (`--auth simple|strong`).
+    pub client_auth: ClientAuth,
     pub version: VersionFile,
     shared: Arc<SmShared>,
     addrs: BTreeMap<u64, String>,
@@ -319,6 +324,7 @@ impl Member {
             groups,
             data,
             security: cfg.security.clone(),
+            client_auth: cfg.client_auth,
         };
         member.bootstrap().await?;
         let monitor = tokio::spawn(monitor_health(

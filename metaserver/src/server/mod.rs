@@ -50,9 +50,9 @@ pub async fn serve(
     let ns = pb::namespace_server::NamespaceServer::new(service::NamespaceService { member: member.clone() })
         .max_decoding_message_size(MAX_RPC_BYTES)
         .max_encoding_message_size(MAX_RPC_BYTES);
-    let dn = pb::datanode_protocol_server::DatanodeProtocolServer::new(datanode_service::DatanodeService {
-        member: member.clone(),
-    })
+    let dn = pb::datanode_protocol_server::DatanodeProtocolServer::new(datanode_service::DatanodeService::new(
+        member.clone(),
+    ))
     .max_decoding_message_size(MAX_RPC_BYTES)
     .max_encoding_message_size(MAX_RPC_BYTES);
     let raft = pb::raft_server::RaftServer::new(RaftService {

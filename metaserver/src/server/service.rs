@@ -15,9 +15,8 @@ use tonic::{Request, Response, Status, Streaming};
 
 use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
-use raftfs_trust::PeerRole;
+use raftfs_trust::{PeerIdentity, PeerRole};
 
-use super::groups::GroupMapping;
 use super::member::{Member, ReadMode};
 use crate::namespace::check_principal;
 
@@ -25,20 +24,31 @@ pub struct NamespaceService {
     pub member: Arc<Member>,
 }
 
-/// The caller of a request: its client id, call id and user as the request
-/// names them, its groups as this member resolves them ([`GroupMapping`]);
-/// the groups the request claims are ignored.
-fn ctx_from(pb: Option<pb::CallContext>, groups: &GroupMapping) -> Result<CallCtx, FsError> {
+/// Who a connection's certificate says the caller is (`None`: no
+/// certificate, or a plaintext member).
+type Peer = Option<Arc<PeerIdentity>>;
+
+/// The caller of a request: its client id and call id as the request names
+/// them; its user as the member's client authentication decides it
+/// ([`raftfs_trust::ClientAuth`]: the name the request carries under `simple`, the user
+/// certificate's under `strong`, and never another than a certificate's);
+/// its groups as this member resolves them ([`super::groups::GroupMapping`]); the groups
+/// the request claims are ignored.
+fn ctx_from(pb: Option<pb::CallContext>, member: &Member, peer: &Peer) -> Result<CallCtx, FsError> {
     let c = pb.ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
-    let groups = if check_principal(&c.user).is_ok() {
-        groups.groups_of(&c.user)
+    let user = member
+        .client_auth
+        .user(&c.user, peer.as_deref())
+        .map_err(FsError::AccessControl)?;
+    let groups = if check_principal(&user).is_ok() {
+        member.groups.groups_of(&user)
     } else {
         Vec::new() // refused by the call's own checks, with the user's name in the error
     };
     Ok(CallCtx {
         client_id: c.client_id,
         call_id: c.call_id,
-        user: c.user,
+        user,
         groups,
     })
 }
@@ -48,10 +58,10 @@ pub const MAX_CALLS_IN_FLIGHT_PER_STREAM: usize = 1024;
 
 /// Run one client call and encode its reply (a typed error inside the
 /// reply for anything wrong with the request).
-async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str) -> pb::CallReply {
+async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, peer: &Peer) -> pb::CallReply {
     let (result, index): (Result<OpResult, FsError>, u64) = async {
         let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
-        let ctx = ctx_from(req.ctx, &member.groups)?;
+        let ctx = ctx_from(req.ctx, member, peer)?;
         let op: Op = codec::decode(&req.op_bin, "op")?;
         let mode = ReadMode::from_wire(req.read_mode)?;
         if matches!(op, Op::CommitBlockSynchronization { .. }) {
@@ -77,8 +87,9 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str) 
 impl pb::namespace_server::Namespace for NamespaceService {
     async fn call(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
         let host = req.remote_addr().map(|a| a.ip().to_string()).unwrap_or_default();
+        let peer = self.member.security.server.peer(&req)?.map(Arc::new);
         Ok(Response::new(
-            handle_call(&self.member, Some(req.into_inner()), &host).await,
+            handle_call(&self.member, Some(req.into_inner()), &host, &peer).await,
         ))
     }
 
@@ -89,6 +100,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
         req: Request<Streaming<pb::TaggedCall>>,
     ) -> Result<Response<Self::CallStreamStream>, Status> {
         let host: Arc<str> = req.remote_addr().map(|a| a.ip().to_string()).unwrap_or_default().into();
+        let peer = self.member.security.server.peer(&req)?.map(Arc::new);
         let mut inbound = req.into_inner();
         let (tx, rx) = mpsc::channel(MAX_CALLS_IN_FLIGHT_PER_STREAM);
         let slots = Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_STREAM));
@@ -108,9 +120,9 @@ impl pb::namespace_server::Namespace for NamespaceService {
                 let Ok(slot) = slots.clone().acquire_owned().await else {
                     break;
                 };
-                let (member, tx, host) = (member.clone(), tx.clone(), host.clone());
+                let (member, tx, host, peer) = (member.clone(), tx.clone(), host.clone(), peer.clone());
                 tokio::spawn(async move {
-                    let reply = handle_call(&member, call.call, &host).await;
+                    let reply = handle_call(&member, call.call, &host, &peer).await;
                     let _ = tx
                         .send(Ok(pb::TaggedReply {
                             tag: call.tag,
@@ -137,16 +149,18 @@ impl pb::namespace_server::Namespace for NamespaceService {
     async fn admin(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
         // Operators administer; a node's certificate (a DataNode's, say)
         // grants no say over membership, leadership or safe mode.
-        if let Some(node) = self.member.security.server.peer(&req)? {
+        let peer = self.member.security.server.peer(&req)?;
+        if let Some(node) = &peer {
             if node.role != PeerRole::User {
                 return Err(Status::permission_denied(format!(
                     "administration is for operators; the caller is {node}"
                 )));
             }
         }
+        let peer = peer.map(Arc::new);
         let req = req.into_inner();
         let result: Result<AdminResult, FsError> = async {
-            let ctx = ctx_from(req.ctx, &self.member.groups)?;
+            let ctx = ctx_from(req.ctx, &self.member, &peer)?;
             let op: AdminOp = codec::decode(&req.op_bin, "admin op")?;
             self.member.admin(&ctx, op).await
         }
