@@ -95,6 +95,46 @@ async fn strong_authentication_takes_the_user_from_the_certificate() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(hdfs.get_file_status("/user/alice/g").await.unwrap().owner, "alice");
+
+    // Admin commands: the superuser is the certificate's user, not a name.
+    let admin_as = |creds: &Path, args: &[&str]| {
+        let out = c
+            .cli()
+            .env(raftfs_client::CREDENTIALS_ENV, creds)
+            .env_remove("RAFTFS_USER")
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let fs_uri = c.fs_uri();
+    let (code, out) = admin_as(
+        &c.user_credentials("hdfs"),
+        &["dfsadmin", "--fs", &fs_uri, "-safemode", "get"],
+    );
+    assert_eq!((code, out.trim()), (0, "Safe mode is OFF"));
+    let (code, out) = admin_as(&alice_creds, &["dfsadmin", "--fs", &fs_uri, "-safemode", "enter"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Superuser privilege"), "{out}");
+    let (code, out) = admin_as(
+        &alice_creds,
+        &["dfsadmin", "--fs", &fs_uri, "--user", "hdfs", "-safemode", "enter"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("authenticated as alice"), "{out}");
+    let (code, out) = admin_as(
+        &c.user_credentials("hdfs"),
+        &["haadmin", "--fs", &fs_uri, "-getAllServiceState"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("LEADER"), "{out}");
+    assert!(matches!(
+        hdfs.admin(AdminOp::SafeMode(SafeModeAction::Get)).await,
+        Ok(AdminResult::SafeMode(s)) if !s.on
+    ));
 }
 
 #[test]
