@@ -59,20 +59,7 @@ async fn strong_authentication_takes_the_user_from_the_certificate() {
     );
 
     // A DataNode's certificate does not authenticate a user.
-    let dn = c.root.path().join("dn-as-client");
-    let (code, out, err) = common::run_cli(&[
-        "cert",
-        "issue",
-        "--ca-dir",
-        c.ca_dir().to_str().unwrap(),
-        "--role",
-        "datanode",
-        "--id",
-        "dn7",
-        "--out",
-        dn.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
+    let dn = c.issue_credentials("datanode", "dn7");
     let e = ClientTls::Credentials(dn).dialer().unwrap_err();
     assert!(e.to_string().contains("not of a user"), "{e}");
 

@@ -7,32 +7,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use common::Cluster;
 use raftfs_proto::{codec, pb, AdminOp, AdminResult, FsError};
 use raftfs_trust::{Dialer, NodeCredentials, PeerRole};
-
-/// Issue `role` `id` from `c`'s CA with `raftfs cert issue`; its directory.
-fn issue(c: &Cluster, role: &str, id: &str) -> PathBuf {
-    let dir = c.root.path().join(format!("creds-{role}-{id}"));
-    let (code, out, err) = common::run_cli(&[
-        "cert",
-        "issue",
-        "--ca-dir",
-        c.ca_dir().to_str().unwrap(),
-        "--role",
-        role,
-        "--id",
-        id,
-        "--out",
-        dir.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains(&format!("{role} {id} of cluster")), "{out}");
-    dir
-}
 
 fn dialer_of(dir: &Path) -> Dialer {
     NodeCredentials::load(dir).expect("credentials").dialer()
@@ -75,14 +55,14 @@ async fn raft_messages_need_a_member_certificate() {
     );
 
     // A DataNode's certificate is not a member's.
-    let dn = dialer_of(&issue(&c, "datanode", "dn9"));
+    let dn = dialer_of(&c.issue_credentials("datanode", "dn9"));
     let e = raft_client(&dn, &addr).await.append_entries(vote()).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::PermissionDenied, "{e:?}");
     assert!(e.message().contains("the caller is datanode dn9 of cluster"), "{e:?}");
 
     // A member certificate gets past the check (and then fails on the
     // payload, which is not a vote): the check is what refused the others.
-    let m = dialer_of(&issue(&c, "member", "7"));
+    let m = dialer_of(&c.issue_credentials("member", "7"));
     let e = raft_client(&m, &addr).await.vote(vote()).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
 
@@ -110,7 +90,7 @@ async fn datanode_protocol_needs_a_datanode_certificate_and_grants_no_administra
 
     // A DataNode asks to add a member, naming the superuser: refused for
     // what its certificate says it is, whoever it claims to act for.
-    let dn = dialer_of(&issue(&c, "datanode", "dn1"));
+    let dn = dialer_of(&c.issue_credentials("datanode", "dn1"));
     let ep = dn.endpoint(&addr, PeerRole::Member).unwrap();
     let mut ns = pb::namespace_client::NamespaceClient::new(ep.connect().await.unwrap());
     let add = pb::CallRequest {
@@ -200,7 +180,7 @@ async fn another_clusters_certificates_and_plaintext_are_refused() {
 async fn a_member_refuses_credentials_that_are_not_its_own() {
     let c = Cluster::start(1, "memory");
     c.wait_ready().await;
-    let other = issue(&c, "member", "2");
+    let other = c.issue_credentials("member", "2");
     let out = std::process::Command::new(common::BIN)
         .args(["metaserver", "--id", "1", "--listen", "127.0.0.1:0"])
         .arg("--dir")
@@ -255,7 +235,7 @@ async fn a_datanode_uuid_belongs_to_the_certificate_that_registered_it() {
     let real = nodes[0].id.clone();
 
     // DataNode "dn2" (a valid DataNode certificate) registers under dn1's UUID.
-    let thief = dialer_of(&issue(&c, "datanode", "dn2"));
+    let thief = dialer_of(&c.issue_credentials("datanode", "dn2"));
     let ep = thief.endpoint(&c.members[&1], PeerRole::Member).unwrap();
     let mut dp = pb::datanode_protocol_client::DatanodeProtocolClient::new(ep.connect().await.unwrap());
     let reg = raftfs_proto::datanode::Registration {

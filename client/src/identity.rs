@@ -29,8 +29,8 @@ impl Identity {
         let user = explicit
             .map(str::to_string)
             .or_else(|| {
-                let dir = std::env::var_os(crate::fs::CREDENTIALS_ENV).filter(|d| !d.is_empty())?;
-                crate::fs::load_credentials(std::path::Path::new(&dir))
+                let dir = std::env::var_os(crate::tls::CREDENTIALS_ENV).filter(|d| !d.is_empty())?;
+                crate::tls::load_credentials(std::path::Path::new(&dir))
                     .ok()
                     .map(|c| c.identity().id.clone())
             })

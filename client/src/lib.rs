@@ -14,12 +14,11 @@ mod data;
 pub mod dfs;
 mod fs;
 mod identity;
+mod tls;
 pub mod uri;
 
 pub use data::{FileChecksum, FileReader, FileWriter};
-pub use fs::{
-    ClientOptions, ClientTls, FileSystem, FollowerReads, CA_ENV, CREDENTIALS_ENV, DEFAULT_BLOCK_SIZE_BYTES,
-    DEFAULT_REPLICATION, INSECURE_ENV,
-};
+pub use fs::{ClientOptions, FileSystem, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 pub use identity::Identity;
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};
+pub use tls::{ClientTls, CA_ENV, CREDENTIALS_ENV, INSECURE_ENV};

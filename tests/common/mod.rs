@@ -210,45 +210,44 @@ impl Cluster {
             return vec!["--insecure".into()];
         }
         let dir = self.root.path().join(format!("dn{j}-tls"));
-        if !dir.join("node.crt").exists() {
-            let out = Command::new(BIN)
-                .args(["cert", "issue", "--role", "datanode", "--id", &format!("dn{j}")])
-                .args(["--host", "127.0.0.1"])
-                .arg("--ca-dir")
-                .arg(self.ca_dir())
-                .arg("--out")
-                .arg(&dir)
-                .output()
-                .expect("run raftfs cert issue");
-            assert!(
-                out.status.success(),
-                "issue DataNode {j}'s certificate: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+        self.issue_credentials_into("datanode", &format!("dn{j}"), &dir);
         vec!["--tls-dir".into(), dir.display().to_string()]
     }
 
-    /// Credentials (a user certificate) for `user`, issued on first use with
-    /// `raftfs cert issue --role user`: the directory to give a client.
-    pub fn user_credentials(&self, user: &str) -> PathBuf {
-        let dir = self.root.path().join(format!("user-{user}"));
-        if !dir.join("node.crt").exists() {
-            let out = Command::new(BIN)
-                .args(["cert", "issue", "--role", "user", "--id", user])
-                .arg("--ca-dir")
-                .arg(self.ca_dir())
-                .arg("--out")
-                .arg(&dir)
-                .output()
-                .expect("run raftfs cert issue");
-            assert!(
-                out.status.success(),
-                "issue {user}'s certificate: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+    /// Credentials for `role` `id` from this cluster's CA, issued into
+    /// `dir` with `raftfs cert issue` unless already there.
+    pub fn issue_credentials_into(&self, role: &str, id: &str, dir: &Path) {
+        if dir.join("node.crt").exists() {
+            return;
         }
+        let out = Command::new(BIN)
+            .args(["cert", "issue", "--role", role, "--id", id, "--host", "127.0.0.1"])
+            .arg("--ca-dir")
+            .arg(self.ca_dir())
+            .arg("--out")
+            .arg(dir)
+            .output()
+            .expect("run raftfs cert issue");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "issue {role} {id}'s certificate: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(&format!("{role} {id} of cluster")), "{stdout}");
+    }
+
+    /// As [`Cluster::issue_credentials_into`], into `creds-ROLE-ID` under
+    /// the cluster's root; returns the directory.
+    pub fn issue_credentials(&self, role: &str, id: &str) -> PathBuf {
+        let dir = self.root.path().join(format!("creds-{role}-{id}"));
+        self.issue_credentials_into(role, id, &dir);
         dir
+    }
+
+    /// Credentials (a user certificate) for `user`: the directory to give a client.
+    pub fn user_credentials(&self, user: &str) -> PathBuf {
+        self.issue_credentials("user", user)
     }
 
     /// Run `raftfs haadmin --fs <cluster> --user USER ARGS`; (exit code, stdout, stderr).
