@@ -44,6 +44,12 @@ pub struct DatanodeArgs {
     /// Unix socket for short-circuit reads by clients on this host (HDFS dfs.domain.socket.path).
     #[arg(long = "domain-socket")]
     pub domain_socket: Option<PathBuf>,
+    /// OS users (numeric uids, comma-separated) whose processes may read
+    /// replicas short-circuit through --domain-socket (HDFS
+    /// dfs.block.local-path-access.user); default: this DataNode's own user.
+    /// Others read through the DataNode.
+    #[arg(long = "short-circuit-uids", value_delimiter = ',')]
+    pub short_circuit_uids: Option<Vec<u32>>,
     /// This DataNode's credentials: ca.crt, node.crt, node.key (from
     /// `raftfs cert issue --role datanode`). Required unless --insecure.
     #[arg(long = "tls-dir")]
@@ -106,6 +112,7 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
         rpc_timeout_ms: a.rpc_timeout_ms,
         scan_period_ms: a.scan_period_ms,
         domain_socket: a.domain_socket.clone(),
+        short_circuit_uids: a.short_circuit_uids.clone(),
         security: security(a)?,
     })
 }

@@ -12,7 +12,7 @@ use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
-use raftfs_trust::{ClientAuth, NodeCredentials, NodeSecurity, PeerRole};
+use raftfs_trust::{BlockTokenTimes, ClientAuth, NodeCredentials, NodeSecurity, PeerRole};
 
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -108,6 +108,13 @@ pub struct MetaserverArgs {
     /// the user it names; needs TLS).
     #[arg(long)]
     pub auth: Option<String>,
+    /// How long a block access token lives (default 36000000, HDFS's 600 min).
+    /// Tokens are minted and checked whenever the cluster runs TLS.
+    #[arg(long = "block-token-lifetime-ms")]
+    pub block_token_lifetime_ms: Option<u64>,
+    /// How often this member starts signing block tokens with a new key (default 36000000, HDFS's 600 min).
+    #[arg(long = "block-key-update-interval-ms")]
+    pub block_key_update_interval_ms: Option<u64>,
 }
 
 impl MetaserverArgs {
@@ -144,6 +151,8 @@ impl MetaserverArgs {
             tls_dir: self.tls_dir.or(f.tls_dir),
             insecure: self.insecure || f.insecure,
             auth: self.auth.or(f.auth),
+            block_token_lifetime_ms: self.block_token_lifetime_ms.or(f.block_token_lifetime_ms),
+            block_key_update_interval_ms: self.block_key_update_interval_ms.or(f.block_key_update_interval_ms),
         })
     }
 }
@@ -193,7 +202,14 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
             .unwrap_or(bd.pending_replication_timeout_ms),
         safemode_threshold: threshold,
         safemode_extension_ms: a.safemode_extension_ms.unwrap_or(bd.safemode_extension_ms),
+        block_tokens: BlockTokenTimes {
+            lifetime_ms: a.block_token_lifetime_ms.unwrap_or(bd.block_tokens.lifetime_ms),
+            key_update_interval_ms: a
+                .block_key_update_interval_ms
+                .unwrap_or(bd.block_tokens.key_update_interval_ms),
+        },
     };
+    blocks.block_tokens.check().map_err(anyhow::Error::msg)?;
     let version = layout::check(&dir, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
     let listen: SocketAddr = match a.listen {
         Some(l) => l,
@@ -253,7 +269,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("start member {id}: {e}"))?,
     );
-    tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, tls = member.security.server.is_tls(), auth = %client_auth, "serving");
+    tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, tls = member.security.server.is_tls(), auth = %client_auth, block_tokens = member.block_access.enabled(), "serving");
     let serving = server::serve(member.clone(), listener, shutdown_signal());
     tokio::select! {
         served = serving => {

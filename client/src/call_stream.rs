@@ -185,6 +185,7 @@ mod tests {
             Ok(Response::new(pb::CallReply {
                 result_bin: raftfs_proto::codec::encode(&result).expect("encode"),
                 index: 0,
+                block_tokens_bin: Vec::new(),
             }))
         }
 
@@ -215,6 +216,7 @@ mod tests {
                         let reply = pb::CallReply {
                             result_bin: c.call.expect("call body").op_bin,
                             index: c.tag,
+                            block_tokens_bin: Vec::new(),
                         };
                         let _ = tx
                             .send(Ok(pb::TaggedReply {

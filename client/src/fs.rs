@@ -14,8 +14,8 @@ use raftfs_proto::limits::{MAX_LISTING_ENTRIES, MAX_RPC_BYTES};
 use raftfs_proto::pb::data_transfer_client::DataTransferClient;
 use raftfs_proto::pb::namespace_client::NamespaceClient;
 use raftfs_proto::{
-    codec, pb, AdminOp, AdminResult, ContentSummary, DirectoryListing, FileStatus, FsError, Op, OpResult, Permission,
-    QuotaSetting,
+    codec, pb, AdminOp, AdminResult, BlockTokenCarrier, ContentSummary, DirectoryListing, FileStatus, FsError, Op,
+    OpResult, Permission, QuotaSetting,
 };
 
 use crate::call_stream::CallStream;
@@ -262,7 +262,7 @@ impl Core {
     }
 
     /// Send one request of kind `rpc` to `addr`; decode its result.
-    async fn attempt<T: serde::de::DeserializeOwned>(
+    async fn attempt<T: serde::de::DeserializeOwned + BlockTokenCarrier>(
         &self,
         rpc: Rpc,
         addr: &str,
@@ -303,7 +303,11 @@ impl Core {
             }
         };
         self.max_index.fetch_max(reply.index, Ordering::Relaxed);
-        codec::decode::<Result<T, FsError>>(&reply.result_bin, "reply")?
+        let mut r = codec::decode::<Result<T, FsError>>(&reply.result_bin, "reply")??;
+        if !reply.block_tokens_bin.is_empty() {
+            r.put_block_tokens(codec::decode(&reply.block_tokens_bin, "block tokens")?);
+        }
+        Ok(r)
     }
 
     /// Run one logical call: find the leader, retry what is retryable with
@@ -311,7 +315,7 @@ impl Core {
     /// [`FileSystem::attempt`] on the leader path, abandoned with a
     /// `NotLeader` hint if, while it is unanswered, another member reports
     /// itself leader. The call id makes the retry safe.
-    async fn attempt_watched<T: serde::de::DeserializeOwned>(
+    async fn attempt_watched<T: serde::de::DeserializeOwned + BlockTokenCarrier>(
         &self,
         rpc: Rpc,
         target: &str,
@@ -394,7 +398,11 @@ impl Core {
         self.run(Rpc::Admin, codec::encode(&op)?).await
     }
 
-    async fn run<T: serde::de::DeserializeOwned>(&self, rpc: Rpc, op_bin: Vec<u8>) -> Result<T, FsError> {
+    async fn run<T: serde::de::DeserializeOwned + BlockTokenCarrier>(
+        &self,
+        rpc: Rpc,
+        op_bin: Vec<u8>,
+    ) -> Result<T, FsError> {
         let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed);
         let deadline = tokio::time::Instant::now() + Duration::from_millis(self.opts.call_deadline_ms);
         let mut backoff = self.opts.min_backoff_ms;

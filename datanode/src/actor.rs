@@ -19,8 +19,8 @@ use std::time::Duration;
 use raftfs_proto::codec;
 use raftfs_proto::datanode::{
     BadBlocks, CommitBlockSync, DatanodeCommand, FullReport, Heartbeat, HeartbeatReply, IncrementalReportMsg,
-    InitRecovery, NamespaceInfo, Registration, ReplicaReport, TransferRequest, UpdateRecovery, VersionRequest,
-    WriteStage, MAX_REPORT_REPLICAS_PER_PAGE,
+    InitRecovery, NamespaceInfo, Registration, RegistrationReply, ReplicaReport, TransferRequest, UpdateRecovery,
+    VersionRequest, WriteStage, MAX_REPORT_REPLICAS_PER_PAGE,
 };
 use raftfs_proto::pb::DnMessage;
 use raftfs_proto::{Block, DatanodeId, FsError, ReplicaState};
@@ -134,12 +134,15 @@ async fn member_loop(node: Arc<Node>, addr: String, info: NamespaceInfo, highest
             block_pool_id: bpid.clone(),
             storage_ids: node.storage.storage_ids(),
         };
-        let registered: Result<(), FsError> =
+        let registered: Result<RegistrationReply, FsError> =
             async { dec(node.member(&addr)?.register_datanode(enc(&reg)?).await) }.await;
-        if let Err(e) = registered {
-            tracing::warn!(member = %addr, error = %e, "register");
-            tokio::time::sleep(beat).await;
-            continue;
+        match registered {
+            Ok(r) => learn_keys(&node, &addr, &bpid, r.block_keys.as_ref()),
+            Err(e) => {
+                tracing::warn!(member = %addr, error = %e, "register");
+                tokio::time::sleep(beat).await;
+                continue;
+            }
         }
         let mut next_report = tokio::time::Instant::now();
         let mut next_beat = tokio::time::Instant::now();
@@ -159,6 +162,7 @@ async fn member_loop(node: Arc<Node>, addr: String, info: NamespaceInfo, highest
                     next_beat = tokio::time::Instant::now() + beat;
                     match heartbeat(&node, &addr, &bpid, &id.uuid).await {
                         Ok(reply) => {
+                            learn_keys(&node, &addr, &bpid, reply.block_keys.as_ref());
                             if handle_reply(&node, &bpid, &info, reply, &highest_term).await {
                                 continue 'register;
                             }
@@ -188,6 +192,18 @@ async fn member_loop(node: Arc<Node>, addr: String, info: NamespaceInfo, highest
                 }
             }
         }
+    }
+}
+
+/// Keep the block keys member `addr` handed over (every member of the
+/// pool signs with its own, leader or not).
+fn learn_keys(node: &Node, addr: &str, bpid: &str, keys: Option<&raftfs_proto::ExportedBlockKeys>) {
+    let Some(keys) = keys else { return };
+    if let Err(e) = node
+        .block_keys
+        .update(bpid, keys, raftfs_trust::block_token::wall_clock_ms())
+    {
+        tracing::warn!(member = %addr, error = %e, "block keys refused");
     }
 }
 
@@ -287,6 +303,7 @@ async fn handle_reply(
                     block,
                     targets,
                     stage: WriteStage::Transfer,
+                    token: None,
                 };
                 let n = node.clone();
                 tokio::spawn(async move {

@@ -51,6 +51,7 @@ pub async fn transfer(node: &Arc<Node>, t: &TransferRequest) -> Result<Block, Fs
         downstream: t.targets[1..].to_vec(),
         stage: t.stage,
         client: format!("DataNode {}", node.id().map(|i| i.uuid).unwrap_or_default()),
+        token: node.copy_token(&t.block_pool_id, t.block.id)?,
     };
     let (tx, rx) = mpsc::channel(MAX_PACKETS_IN_FLIGHT);
     tx.send(WritePacket {

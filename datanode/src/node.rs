@@ -1,6 +1,7 @@
 //! [`Node`]: what every part of a running DataNode shares: its storage,
 //! identity, configuration, the queues of incremental block reports for
-//! each member of each nameservice, and channels to other DataNodes.
+//! each member of each nameservice, channels to other DataNodes, and the
+//! block keys that check the block access tokens callers present.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -14,8 +15,9 @@ use tonic::transport::{Channel, Endpoint};
 
 use raftfs_proto::pb::data_transfer_client::DataTransferClient;
 use raftfs_proto::pb::datanode_protocol_client::DatanodeProtocolClient;
-use raftfs_proto::{Block, DatanodeId, FsError, IncrementalReport};
-use raftfs_trust::{Dialer, NodeSecurity, PeerRole};
+use raftfs_proto::{AccessMode, AccessModes, Block, BlockToken, DatanodeId, FsError, IncrementalReport};
+use raftfs_trust::block_token::wall_clock_ms;
+use raftfs_trust::{BlockKeyRing, Dialer, NodeSecurity, PeerRole};
 
 use crate::storage::Storage;
 
@@ -52,6 +54,9 @@ pub struct DatanodeConfig {
     pub scan_period_ms: u64,
     /// Unix socket for short-circuit local reads (HDFS `dfs.domain.socket.path`).
     pub domain_socket: Option<PathBuf>,
+    /// OS users (uids) the short-circuit socket serves (HDFS's
+    /// `dfs.block.local-path-access.user`); `None`: the DataNode's own user only.
+    pub short_circuit_uids: Option<Vec<u32>>,
     /// How the node serves (mutual TLS with its DataNode certificate, or
     /// plaintext under `--insecure`) and dials members and other DataNodes.
     pub security: NodeSecurity,
@@ -98,6 +103,8 @@ pub struct Node {
     pub pool_members: RwLock<HashMap<String, Vec<String>>>,
     peers: Mutex<HashMap<String, DataTransferClient<Channel>>>,
     members: Mutex<HashMap<String, DatanodeProtocolClient<Channel>>>,
+    /// The block keys the members of each pool handed over.
+    pub block_keys: BlockKeyRing,
 }
 
 /// Counts one transfer in progress for as long as it lives.
@@ -132,7 +139,50 @@ impl Node {
             pool_members: RwLock::new(HashMap::new()),
             peers: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
+            block_keys: BlockKeyRing::new(),
         }
+    }
+
+    /// Whether this node asks for block access tokens: whenever it runs
+    /// TLS (a plaintext `--insecure` node checks none, and its members mint none).
+    pub fn checks_tokens(&self) -> bool {
+        self.cfg.security.server.is_tls()
+    }
+
+    /// Refuse unless `token` grants `mode` on block `block_id` of pool `bpid`.
+    pub fn check_token(
+        &self,
+        token: Option<&BlockToken>,
+        bpid: &str,
+        block_id: u64,
+        mode: AccessMode,
+    ) -> Result<(), FsError> {
+        if !self.checks_tokens() {
+            return Ok(());
+        }
+        let r = self.block_keys.check(token, bpid, block_id, mode, wall_clock_ms());
+        if let Err(e) = &r {
+            tracing::warn!(block_id, pool = bpid, access = mode.name(), error = %e, "block access refused");
+        }
+        r
+    }
+
+    /// A token this node signs to write a copy of block `block_id` to
+    /// another DataNode; `None` when tokens are off.
+    pub fn copy_token(&self, bpid: &str, block_id: u64) -> Result<Option<BlockToken>, FsError> {
+        if !self.checks_tokens() {
+            return Ok(None);
+        }
+        let me = format!("DataNode {}", self.id().map(|i| i.uuid).unwrap_or_default());
+        self.block_keys
+            .mint(
+                bpid,
+                &me,
+                block_id,
+                AccessModes::of(&[AccessMode::Write]),
+                wall_clock_ms(),
+            )
+            .map(Some)
     }
 
     /// This node's identity once it belongs to a cluster.

@@ -9,6 +9,12 @@
 //! under the reader). Each request is one connection: a u32 big-endian
 //! length, then a bincode `ShortCircuitRequest`; the answer is framed the
 //! same way and carries the two descriptors when it is `Ok`.
+//!
+//! Who may ask: the kernel names the peer of each connection (SO_PEERCRED),
+//! and only the OS users in `--short-circuit-uids` (by default the
+//! DataNode's own) are served, as HDFS's `dfs.block.local-path-access.user`;
+//! the request must also carry a block access token with READ on the
+//! block. A refused client reads through the DataNode instead.
 
 use std::io::{Read, Write};
 use std::os::unix::io::{AsRawFd, RawFd};
@@ -20,7 +26,7 @@ use std::time::Duration;
 
 use raftfs_proto::codec;
 use raftfs_proto::datanode::{ShortCircuitReply, ShortCircuitRequest, MAX_SHORT_CIRCUIT_MESSAGE_BYTES};
-use raftfs_proto::{FsError, ReplicaState};
+use raftfs_proto::{AccessMode, FsError, ReplicaState};
 
 use crate::node::Node;
 use crate::storage::meta;
@@ -82,7 +88,8 @@ fn handle(node: &Node, mut conn: UnixStream) -> std::io::Result<()> {
     }
     let mut body = vec![0u8; len];
     conn.read_exact(&mut body)?;
-    let (reply, files) = match open(node, &body) {
+    let peer = peer_credentials(&conn);
+    let (reply, files) = match peer.and_then(|p| open(node, &body, p)) {
         Ok((r, d, m)) => (Ok(r), vec![d, m]),
         Err(e) => (Err(e), Vec::new()),
     };
@@ -95,9 +102,68 @@ fn handle(node: &Node, mut conn: UnixStream) -> std::io::Result<()> {
     // `files` close here; the client holds its own descriptors.
 }
 
-/// Check the request and open the replica's files.
-fn open(node: &Node, body: &[u8]) -> Result<(ShortCircuitReply, std::fs::File, std::fs::File), FsError> {
+/// The peer of a connection as the kernel knows it (SO_PEERCRED).
+#[derive(Debug, Clone, Copy)]
+struct PeerCredentials {
+    pid: i32,
+    uid: u32,
+}
+
+fn peer_credentials(conn: &UnixStream) -> Result<PeerCredentials, FsError> {
+    // SAFETY: a zeroed ucred is valid; getsockopt writes at most `len`
+    // bytes into it, and `len` is its size.
+    let (rc, cred) = unsafe {
+        let mut cred: libc::ucred = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            conn.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            &mut cred as *mut libc::ucred as *mut libc::c_void,
+            &mut len,
+        );
+        (rc, cred)
+    };
+    if rc != 0 {
+        return Err(FsError::AccessControl(format!(
+            "cannot tell who is on the short-circuit socket: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(PeerCredentials {
+        pid: cred.pid,
+        uid: cred.uid,
+    })
+}
+
+/// The OS users the socket serves: `--short-circuit-uids`, else the DataNode's own.
+fn allowed(node: &Node, uid: u32) -> bool {
+    match &node.cfg.short_circuit_uids {
+        Some(list) => list.contains(&uid),
+        // SAFETY: geteuid cannot fail and touches no memory.
+        None => uid == unsafe { libc::geteuid() },
+    }
+}
+
+/// Check the peer, the request and its token, and open the replica's files.
+fn open(
+    node: &Node,
+    body: &[u8],
+    peer: PeerCredentials,
+) -> Result<(ShortCircuitReply, std::fs::File, std::fs::File), FsError> {
+    if !allowed(node, peer.uid) {
+        tracing::warn!(
+            uid = peer.uid,
+            pid = peer.pid,
+            "short-circuit request from an OS user this DataNode does not serve"
+        );
+        return Err(FsError::AccessControl(format!(
+            "OS user {} (pid {}) may not read replicas short-circuit from this DataNode (--short-circuit-uids)",
+            peer.uid, peer.pid
+        )));
+    }
     let req: ShortCircuitRequest = codec::decode(body, "short-circuit request")?;
+    node.check_token(req.token.as_ref(), &req.block_pool_id, req.block.id, AccessMode::Read)?;
     let uuid = node
         .id()
         .map(|i| i.uuid)

@@ -11,6 +11,13 @@
 //! packet is on every node of the pipeline (and, for a `sync` packet or the
 //! block's last one, on their disks). The first failing node is named in the
 //! ack's statuses, which is what the writer needs to rebuild the pipeline.
+//!
+//! Every request shows a block access token first ([`Node::check_token`]):
+//! READ for reads, replica queries and checksums, WRITE for a pipeline (the
+//! writer's token travels down it unchanged; a copy carries one the source
+//! DataNode signs), COPY for a transfer. The two recovery steps instead
+//! need a DataNode's certificate, as they come only from the primary
+//! DataNode of a recovery the leader ordered.
 
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
@@ -29,7 +36,7 @@ use raftfs_proto::datanode::{
 };
 use raftfs_proto::pb::data_transfer_server::DataTransfer;
 use raftfs_proto::pb::{DnMessage, ReadBlockRequest, ReadChunk, WriteAck, WritePacket};
-use raftfs_proto::{Block, FsError, ReplicaState};
+use raftfs_proto::{AccessMode, Block, FsError, ReplicaState};
 
 use raftfs_trust::PeerRole;
 
@@ -330,6 +337,14 @@ impl DataTransfer for TransferService {
             .await?
             .ok_or_else(|| Status::invalid_argument("empty write stream"))?;
         let header: WriteHeader = codec::decode(&first.header_bin, "write header").map_err(|e| to_status(&e))?;
+        self.node
+            .check_token(
+                header.token.as_ref(),
+                &header.block_pool_id,
+                header.block.id,
+                AccessMode::Write,
+            )
+            .map_err(|e| to_status(&e))?;
         if header.downstream.len() > raftfs_proto::limits::MAX_REPLICATION as usize {
             return Err(Status::invalid_argument("pipeline longer than the largest replication"));
         }
@@ -341,6 +356,14 @@ impl DataTransfer for TransferService {
     async fn read_block(&self, req: Request<ReadBlockRequest>) -> Result<Response<Self::ReadBlockStream>, Status> {
         let header: ReadHeader =
             codec::decode(&req.into_inner().header_bin, "read header").map_err(|e| to_status(&e))?;
+        self.node
+            .check_token(
+                header.token.as_ref(),
+                &header.block_pool_id,
+                header.block.id,
+                AccessMode::Read,
+            )
+            .map_err(|e| to_status(&e))?;
         let node = self.node.clone();
         let pool = pool_of(&node, &header.block_pool_id).map_err(|e| to_status(&e))?;
         let (n2, p2) = (node.clone(), pool.clone());
@@ -387,6 +410,9 @@ impl DataTransfer for TransferService {
 
     async fn replica_info(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         let q: ReplicaQuery = decode_msg(req.get_ref(), "replica query")?;
+        self.node
+            .check_token(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)
+            .map_err(|e| to_status(&e))?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
         let r = pool
             .get(q.block.id)
@@ -405,6 +431,9 @@ impl DataTransfer for TransferService {
     async fn block_checksum(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         use md5::Digest;
         let q: ReplicaQuery = decode_msg(req.get_ref(), "block checksum query")?;
+        self.node
+            .check_token(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)
+            .map_err(|e| to_status(&e))?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
         let n = self.node.clone();
         let sum = blocking(move || {
@@ -428,6 +457,9 @@ impl DataTransfer for TransferService {
 
     async fn transfer_block(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         let t: TransferRequest = decode_msg(req.get_ref(), "transfer request")?;
+        self.node
+            .check_token(t.token.as_ref(), &t.block_pool_id, t.block.id, AccessMode::Copy)
+            .map_err(|e| to_status(&e))?;
         let b = crate::copy::transfer(&self.node, &t).await.map_err(|e| to_status(&e))?;
         reply(&b)
     }

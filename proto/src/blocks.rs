@@ -107,6 +107,13 @@ pub struct LocatedBlock {
     pub locations: Vec<DatanodeId>,
     /// Every known replica is corrupt.
     pub corrupt: bool,
+    /// What DataNodes ask for before they serve the block (HDFS's block
+    /// access token); `None` from a cluster that runs without them
+    /// (`--insecure`). Not part of this type's encoding, which the log and
+    /// the retry table store: tokens travel beside a call's result (see
+    /// [`crate::token::BlockTokenCarrier`]).
+    #[serde(skip)]
+    pub token: Option<crate::token::BlockToken>,
 }
 
 /// The blocks of a file covering a byte range (HDFS `LocatedBlocks`).

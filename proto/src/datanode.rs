@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::{Block, DatanodeId, IncrementalReport, ReplicaState, ReportedReplica};
+use crate::token::{BlockToken, ExportedBlockKeys};
 use crate::FsError;
 
 /// Bytes covered by one checksum (HDFS `dfs.bytes-per-checksum`).
@@ -97,6 +98,16 @@ pub struct HeartbeatReply {
     pub is_leader: bool,
     /// Only a leader sends commands.
     pub commands: Vec<DatanodeCommand>,
+    /// The member's block keys (every member has its own); `None` when it
+    /// mints no block tokens (`--insecure`).
+    pub block_keys: Option<ExportedBlockKeys>,
+}
+
+/// A member's answer to a registration: its block keys, so the DataNode
+/// can check the member's tokens from its first call on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegistrationReply {
+    pub block_keys: Option<ExportedBlockKeys>,
 }
 
 /// One page of a full block report; a report's pages share `report_id`.
@@ -150,6 +161,8 @@ pub struct WriteHeader {
     pub stage: WriteStage,
     /// For logs: who writes.
     pub client: String,
+    /// WRITE access to the block (passed down the pipeline unchanged).
+    pub token: Option<BlockToken>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,12 +187,16 @@ pub struct ReadHeader {
     pub offset: u64,
     pub length: u64,
     pub client: String,
+    /// READ access to the block.
+    pub token: Option<BlockToken>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplicaQuery {
     pub block_pool_id: String,
     pub block: Block,
+    /// READ access to the block.
+    pub token: Option<BlockToken>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,6 +225,9 @@ pub struct TransferRequest {
     /// `Transfer` (re-replication: finalize at the end) or `TransferRbw`
     /// (pipeline recovery: the copy stays being written for the client).
     pub stage: WriteStage,
+    /// COPY access to the block (a client's request; a member's transfer
+    /// command needs none, it arrives on the DataNode's own heartbeat).
+    pub token: Option<BlockToken>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,6 +252,8 @@ pub struct ShortCircuitRequest {
     pub block_pool_id: String,
     pub block: Block,
     pub client: String,
+    /// READ access to the block.
+    pub token: Option<BlockToken>,
 }
 
 /// The answer, framed the same way; with `Ok`, the open data and meta files
@@ -253,6 +275,7 @@ pub fn to_status(e: &FsError) -> tonic::Status {
         FsError::InvalidArgument(_) => tonic::Code::InvalidArgument,
         FsError::Unavailable(_) => tonic::Code::Unavailable,
         FsError::FileNotFound(_) | FsError::BlockMissing(_) => tonic::Code::NotFound,
+        FsError::InvalidToken(_) => tonic::Code::PermissionDenied,
         _ => tonic::Code::FailedPrecondition,
     };
     let details = crate::codec::encode(e).unwrap_or_default();

@@ -80,6 +80,12 @@ pub enum FsError {
     /// No replica of a block could be read (HDFS `BlockMissingException`).
     #[error("{0}")]
     BlockMissing(String),
+    /// A DataNode refused a block access token: missing, expired, forged, or
+    /// for another block, pool or access (HDFS `InvalidBlockTokenException`).
+    /// Not retryable as it is: the client asks for the block's locations
+    /// again, which come with fresh tokens.
+    #[error("{0}")]
+    InvalidToken(String),
 }
 
 impl FsError {
@@ -111,7 +117,8 @@ impl FsError {
             | FsError::Unsupported(_)
             | FsError::Internal(_)
             | FsError::Checksum(_)
-            | FsError::BlockMissing(_) => false,
+            | FsError::BlockMissing(_)
+            | FsError::InvalidToken(_) => false,
         }
     }
 
@@ -141,6 +148,7 @@ impl FsError {
             FsError::RecoveryInProgress(_) => "RecoveryInProgressException",
             FsError::Checksum(_) => "ChecksumException",
             FsError::BlockMissing(_) => "BlockMissingException",
+            FsError::InvalidToken(_) => "InvalidBlockTokenException",
         }
     }
 
@@ -161,6 +169,7 @@ impl FsError {
             FsError::Storage(_) | FsError::Internal(_) => 500,
             FsError::NotReplicatedYet(_) | FsError::RecoveryInProgress(_) => 503,
             FsError::Checksum(_) | FsError::BlockMissing(_) => 500,
+            FsError::InvalidToken(_) => 403,
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod datanode;
 pub mod error;
 pub mod limits;
 pub mod ops;
+pub mod token;
 pub mod types;
 
 pub use admin::{AdminOp, AdminResult, SafeModeAction, SafeModeStatus};
@@ -27,6 +28,9 @@ pub use blocks::{
 };
 pub use error::{FsError, LeaderHint};
 pub use ops::{CallCtx, Op, OpResult, QuotaSetting};
+pub use token::{
+    AccessMode, AccessModes, BlockKey, BlockToken, BlockTokenCarrier, BlockTokenIdentifier, ExportedBlockKeys,
+};
 pub use types::{ContentSummary, DirectoryListing, FileStatus, FileType, Permission};
 
 /// Generated gRPC code.

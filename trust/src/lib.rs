@@ -19,6 +19,8 @@
 //!   caller with no certificate, with a `PermissionDenied` status naming what
 //!   was missing. A certificate of another cluster's CA fails the handshake
 //!   itself; the ClusterID check is a second line.
+//! - **Block access tokens** ([`block_token`]): members sign what a client
+//!   may do to one block; DataNodes check it before they serve the block.
 //! - **No home-made cryptography.** Keys and certificates come from rcgen
 //!   (ECDSA P-256 on ring), the handshake from rustls through tonic, and
 //!   parsing from x509-parser.
@@ -30,6 +32,7 @@
 //! that nodes whose clocks lag still accept them.
 
 mod authority;
+pub mod block_token;
 mod client_auth;
 mod credentials;
 mod error;
@@ -37,6 +40,7 @@ mod peer;
 mod role;
 
 pub use authority::ClusterCa;
+pub use block_token::{BlockKeyRing, BlockTokenSecretManager, BlockTokenTimes};
 pub use client_auth::ClientAuth;
 pub use credentials::{Dialer, NodeCredentials, NodeSecurity, TLS_HANDSHAKE_TIMEOUT_MS};
 pub use error::TrustError;

@@ -144,6 +144,7 @@ pub(crate) async fn file_checksum(core: &Core, path: &str) -> Result<FileChecksu
         let q = raftfs_proto::datanode::ReplicaQuery {
             block_pool_id: located.block_pool_id.clone(),
             block: lb.block,
+            token: lb.token.clone(),
         };
         let mut last = FsError::BlockMissing(format!("no replica of {} answered", lb.block));
         let mut got = None;

@@ -11,6 +11,11 @@
 //! A file being written is readable up to what its writer's pipeline has
 //! acknowledged: the last block's length is asked of a DataNode.
 //!
+//! Every request carries the block access token that came with the
+//! block's locations. A DataNode that refuses it (expired mid-read, say)
+//! sends the reader back for fresh locations and tokens, once per range,
+//! without counting the replica as bad.
+//!
 //! A replica on a DataNode of this host with a domain socket is read
 //! short-circuit (the DataNode passes its open files; the reader checks the
 //! checksums itself), unless `ClientOptions::short_circuit` is off.
@@ -60,6 +65,8 @@ async fn read_range_from(
         };
         match r {
             Ok(v) => return Ok(v),
+            // Every replica would refuse it: ask for fresh tokens first.
+            Err(e @ FsError::InvalidToken(_)) => return Err(e),
             Err(e) => {
                 if let FsError::Checksum(m) = &e {
                     tracing::warn!(block = %lb.block, node = %node.addr, error = %m, "corrupt replica: reporting it, reading another");
@@ -87,8 +94,14 @@ async fn local_replica(
     if let Some(r) = locals.get(&key) {
         return Ok(r.clone());
     }
-    let (dn, p, b, c) = (node.clone(), pool.to_string(), lb.block, core.client_id.clone());
-    let r = tokio::task::spawn_blocking(move || short_circuit::open(&dn, &p, &b, &c))
+    let (dn, p, b, c, t) = (
+        node.clone(),
+        pool.to_string(),
+        lb.block,
+        core.client_id.clone(),
+        lb.token.clone(),
+    );
+    let r = tokio::task::spawn_blocking(move || short_circuit::open(&dn, &p, &b, &c, t))
         .await
         .map_err(|e| FsError::Unavailable(format!("short-circuit task: {e}")))??;
     let r = Arc::new(r);
@@ -140,6 +153,7 @@ async fn read_one(
         offset,
         length: len,
         client: core.client_id.clone(),
+        token: lb.token.clone(),
     };
     let mut stream = core
         .datanode(&node.addr)?
@@ -246,6 +260,7 @@ impl FileReader {
             let q = ReplicaQuery {
                 block_pool_id: l.block_pool_id.clone(),
                 block: last.block,
+                token: last.token.clone(),
             };
             let r: Result<ReplicaReport, FsError> = async {
                 let m = self
@@ -396,14 +411,16 @@ impl FileReader {
                     at += n;
                 }
                 Err(e) if !refreshed => {
-                    // Every known replica failed: ask where the block is now.
-                    tracing::info!(block = %lb.block, error = %e, "refreshing block locations");
+                    // Every known replica failed, or the token expired: ask
+                    // where the block is now, with fresh tokens.
+                    tracing::info!(block = %lb.block, error = %e, "refreshing block locations and tokens");
                     refreshed = true;
                     self.dead.clear();
                     let fresh = locations(&self.core, &self.path).await?;
                     for b in &mut self.located.blocks {
                         if let Some(f) = fresh.blocks.iter().find(|f| f.block.id == b.block.id) {
                             b.locations = f.locations.clone();
+                            b.token = f.token.clone();
                         }
                     }
                 }

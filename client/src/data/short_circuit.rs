@@ -16,7 +16,7 @@ use std::time::Duration;
 use raftfs_proto::datanode::{
     ShortCircuitReply, ShortCircuitRequest, BYTES_PER_CHECKSUM, CHECKSUM_SIZE_BYTES, MAX_SHORT_CIRCUIT_MESSAGE_BYTES,
 };
-use raftfs_proto::{codec, Block, DatanodeId, FsError};
+use raftfs_proto::{codec, Block, BlockToken, DatanodeId, FsError};
 
 use super::verify;
 
@@ -73,7 +73,13 @@ fn recv_with_fds(s: &UnixStream, buf: &mut [u8]) -> std::io::Result<(usize, Vec<
 }
 
 /// Ask DataNode `dn` (on this host) for its replica of `block`. Blocking.
-pub(crate) fn open(dn: &DatanodeId, pool: &str, block: &Block, client: &str) -> Result<LocalReplica, FsError> {
+pub(crate) fn open(
+    dn: &DatanodeId,
+    pool: &str,
+    block: &Block,
+    client: &str,
+    token: Option<BlockToken>,
+) -> Result<LocalReplica, FsError> {
     let unavailable = |e: String| FsError::Unavailable(format!("short-circuit read from {}: {e}", dn.addr));
     let mut s = UnixStream::connect(&dn.domain_socket).map_err(|e| unavailable(e.to_string()))?;
     s.set_read_timeout(Some(Duration::from_millis(REPLY_TIMEOUT_MS)))
@@ -82,6 +88,7 @@ pub(crate) fn open(dn: &DatanodeId, pool: &str, block: &Block, client: &str) -> 
         block_pool_id: pool.to_string(),
         block: *block,
         client: client.to_string(),
+        token,
     };
     let body = codec::encode(&req)?;
     let mut frame = (body.len() as u32).to_be_bytes().to_vec();

@@ -26,7 +26,7 @@ use tonic::Streaming;
 
 use raftfs_proto::datanode::{TransferRequest, WriteHeader, WriteStage, ACK_SUCCESS, SETUP_SEQNO};
 use raftfs_proto::pb::{DnMessage, WriteAck, WritePacket};
-use raftfs_proto::{codec, Block, DatanodeId, FsError, LocatedBlock, Op, OpResult};
+use raftfs_proto::{codec, Block, BlockToken, DatanodeId, FsError, LocatedBlock, Op, OpResult};
 
 use super::{checksums, MAX_BLOCK_SETUP_ATTEMPTS, MAX_PACKETS_IN_FLIGHT, MAX_PIPELINE_RECOVERIES, WRITE_PACKET_BYTES};
 use crate::fs::Core;
@@ -145,9 +145,9 @@ impl FileWriter {
                     self.path
                 )));
             }
-            let new_gs = self.new_stamp(&b).await?;
+            let (new_gs, token) = self.new_stamp(&b).await?;
             let nb = Block { gen_stamp: new_gs, ..b };
-            match self.connect(&nodes, nb, WriteStage::Recover).await {
+            match self.connect(&nodes, nb, WriteStage::Recover, token).await {
                 Ok((tx, acks)) => {
                     self.update_pipeline(b, nb, &nodes).await?;
                     self.cur = Some(Pipeline {
@@ -341,14 +341,14 @@ impl FileWriter {
         }
     }
 
-    /// A new generation stamp for the block being written.
-    async fn new_stamp(&self, b: &Block) -> Result<u64, FsError> {
+    /// A new generation stamp for the block being written, and a token to write it.
+    async fn new_stamp(&self, b: &Block) -> Result<(u64, Option<BlockToken>), FsError> {
         let op = Op::UpdateBlockForPipeline {
             path: self.path.clone(),
             block: *b,
         };
         match self.core.call(op).await? {
-            OpResult::Located(lb) => Ok(lb.block.gen_stamp),
+            OpResult::Located(lb) => Ok((lb.block.gen_stamp, lb.token)),
             other => Err(FsError::Internal(format!("updateBlockForPipeline answered {other:?}"))),
         }
     }
@@ -369,6 +369,7 @@ impl FileWriter {
         nodes: &[DatanodeId],
         block: Block,
         stage: WriteStage,
+        token: Option<BlockToken>,
     ) -> Result<(mpsc::Sender<WritePacket>, Streaming<WriteAck>), (usize, FsError)> {
         let first = nodes
             .first()
@@ -379,6 +380,7 @@ impl FileWriter {
             downstream: nodes[1..].to_vec(),
             stage,
             client: self.core.client_id.clone(),
+            token,
         };
         let (tx, rx) = mpsc::channel(MAX_PACKETS_IN_FLIGHT + 2);
         let header_bin = codec::encode(&header).map_err(|e| (0, e))?;
@@ -392,11 +394,12 @@ impl FileWriter {
         let mut acks = client
             .write_block(ReceiverStream::new(rx))
             .await
-            .map_err(|s| {
-                (
+            .map_err(|s| match raftfs_proto::datanode::from_status(&s) {
+                e @ FsError::InvalidToken(_) => (0, e),
+                _ => (
                     0,
                     FsError::Unavailable(format!("connect to {}: {}", first.addr, s.message())),
-                )
+                ),
             })?
             .into_inner();
         match acks.message().await {
@@ -423,7 +426,10 @@ impl FileWriter {
                 OpResult::Located(lb) => lb,
                 other => return Err(FsError::Internal(format!("addBlock answered {other:?}"))),
             };
-            match self.connect(&lb.locations, lb.block, WriteStage::Create).await {
+            match self
+                .connect(&lb.locations, lb.block, WriteStage::Create, lb.token.clone())
+                .await
+            {
                 Ok((tx, acks)) => {
                     self.cur = Some(Pipeline {
                         block: lb.block,
@@ -440,7 +446,9 @@ impl FileWriter {
                 }
                 Err((i, e)) => {
                     tracing::warn!(block = %lb.block, error = %e, "pipeline setup failed: abandoning the block");
-                    if let Some(bad) = lb.locations.get(i) {
+                    // A refused token is no fault of the node (it may not
+                    // have the member's newest key yet): the next block comes with a new one.
+                    if let (Some(bad), false) = (lb.locations.get(i), matches!(e, FsError::InvalidToken(_))) {
                         self.excluded.push(bad.uuid.clone());
                     }
                     self.core
@@ -482,13 +490,13 @@ impl FileWriter {
                     nodes.push(n);
                 }
             }
-            let new_gs = self.new_stamp(&block).await?;
+            let (new_gs, token) = self.new_stamp(&block).await?;
             let nb = Block {
                 id: block.id,
                 gen_stamp: new_gs,
                 num_bytes: acked,
             };
-            match self.connect(&nodes, nb, WriteStage::Recover).await {
+            match self.connect(&nodes, nb, WriteStage::Recover, token).await {
                 Ok((tx, acks)) => {
                     self.update_pipeline(
                         Block {
@@ -532,8 +540,8 @@ impl FileWriter {
             excluded: self.excluded.clone(),
             count: 1,
         };
-        let new = match self.core.call(op).await {
-            Ok(OpResult::Located(lb)) => lb.locations.into_iter().next()?,
+        let (new, token) = match self.core.call(op).await {
+            Ok(OpResult::Located(lb)) => (lb.locations.into_iter().next()?, lb.token),
             Ok(_) => return None,
             Err(e) => {
                 tracing::info!(error = %e, "no replacement DataNode: going on with the survivors");
@@ -549,6 +557,7 @@ impl FileWriter {
                 },
                 targets: vec![new.clone()],
                 stage: WriteStage::TransferRbw,
+                token,
             };
             let sent = async {
                 let data_bin = codec::encode(&req)?;

@@ -47,6 +47,9 @@ pub struct BlockManagerConfig {
     pub safemode_threshold: f64,
     /// ... and this long after reaching it (HDFS `dfs.namenode.safemode.extension`).
     pub safemode_extension_ms: u64,
+    /// Block access token lifetime and key update interval (HDFS
+    /// `dfs.block.access.token.lifetime`, `dfs.block.access.key.update.interval`).
+    pub block_tokens: raftfs_trust::BlockTokenTimes,
 }
 
 impl Default for BlockManagerConfig {
@@ -57,6 +60,7 @@ impl Default for BlockManagerConfig {
             pending_replication_timeout_ms: 300_000,
             safemode_threshold: 0.999,
             safemode_extension_ms: 5_000,
+            block_tokens: raftfs_trust::BlockTokenTimes::default(),
         }
     }
 }

@@ -185,6 +185,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
             offset,
             locations: Vec::new(),
             corrupt: false,
+            token: None,
         }))
     }
 
@@ -280,6 +281,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
             offset,
             locations: Vec::new(),
             corrupt: false,
+            token: None,
         }))
     }
 
@@ -382,6 +384,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
                 offset: length - b.num_bytes,
                 locations: Vec::new(),
                 corrupt: false,
+                token: None,
             }),
         })
     }

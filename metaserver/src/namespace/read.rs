@@ -104,6 +104,7 @@ pub fn read<V: ReadView + ?Sized>(cfg: &NsConfig, view: &V, ctx: &CallCtx, op: &
                     offset: blocks[..blocks.len() - 1].iter().map(|b| b.num_bytes).sum(),
                     locations: Vec::new(),
                     corrupt: false,
+                    token: None,
                 })),
                 _ => Err(FsError::InvalidArgument(format!(
                     "{}: block {block} is not the last block being written",
@@ -139,6 +140,7 @@ pub fn located_blocks(t: &Inode, offset: u64, length: u64) -> LocatedBlocks {
                 offset: pos,
                 locations: Vec::new(),
                 corrupt: false,
+                token: None,
             });
         }
         pos = b_end;

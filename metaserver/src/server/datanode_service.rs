@@ -5,6 +5,9 @@
 //!
 //! A DataNode of another cluster, or one naming another block pool, is
 //! refused with `InvalidArgument` and a message that says which.
+//!
+//! Registration and heartbeat replies carry this member's block keys, so
+//! DataNodes can check the block access tokens it mints.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,7 +19,7 @@ use tonic::{Request, Response, Status};
 
 use raftfs_proto::datanode::{
     BadBlocks, CommitBlockSync, FullReport, Heartbeat, HeartbeatReply, IncrementalReportMsg, NamespaceInfo,
-    Registration, VersionRequest,
+    Registration, RegistrationReply, VersionRequest,
 };
 use raftfs_proto::pb::datanode_protocol_server::DatanodeProtocol;
 use raftfs_proto::pb::DnMessage;
@@ -172,7 +175,10 @@ impl DatanodeProtocol for DatanodeService {
         let r = codec::decode::<Registration>(&req.get_ref().data_bin, "registration").and_then(|reg| {
             Self::check_node_id(&reg.id.uuid)?;
             self.check_owner(&reg.id.uuid, peer.as_ref(), true)?;
-            self.register(reg)
+            self.register(reg)?;
+            Ok(RegistrationReply {
+                block_keys: self.member.block_access.export(),
+            })
         });
         if let Err(e) = &r {
             tracing::warn!(error = %e, "DataNode registration refused");
@@ -193,6 +199,7 @@ impl DatanodeProtocol for DatanodeService {
                 term: m.current_term,
                 is_leader: leader,
                 commands,
+                block_keys: self.member.block_access.export(),
             })
         })();
         respond(r)

@@ -29,6 +29,7 @@ use openraft::{BasicNode, ServerState};
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 use raftfs_trust::{ClientAuth, Dialer, NodeSecurity, PeerRole};
 
+use super::block_access::{self, BlockAccess};
 use super::coalesce::Coalesced;
 use super::data::DataPath;
 use super::failpoint::Failpoints;
@@ -161,6 +162,8 @@ pub struct Member {
     pub groups: Arc<GroupMapping>,
     /// The data path's part of calls, and the block and lease monitors.
     pub(crate) data: DataPath,
+    /// Block access tokens on answers that name blocks, and the keys for DataNodes.
+    pub block_access: BlockAccess,
 }
 
 /// How long a follower read waits for this member to catch up (or for the
@@ -309,6 +312,7 @@ impl Member {
             superuser: version.superuser.clone().into(),
             lease_hard_limit_ms: cfg.lease_hard_limit_ms,
         };
+        let version_pool = version.block_pool_id.clone();
         let member = Member {
             raft,
             shared,
@@ -323,6 +327,7 @@ impl Member {
             blocks,
             groups,
             data,
+            block_access: BlockAccess::new(cfg.security.server.is_tls(), &version_pool, cfg.blocks.block_tokens),
             security: cfg.security.clone(),
             client_auth: cfg.client_auth,
         };
@@ -438,11 +443,13 @@ impl Member {
         client_host: &str,
     ) -> (Result<OpResult, FsError>, u64) {
         let is_leader = self.raft.metrics().borrow_watched().state == ServerState::Leader;
+        let (user, grant) = (ctx.user.clone(), block_access::grant_for(&op));
         let r = if op.is_write() || mode == ReadMode::Leader || is_leader {
             self.call_at(ctx, op, client_host).await
         } else {
             self.follower_read(ctx, op, mode, min_index, client_host).await
         };
+        let r = r.and_then(|mut r| self.block_access.stamp(&user, grant, &mut r).map(|()| r));
         (r, *self.shared.applied_index().borrow())
     }
 
@@ -507,7 +514,10 @@ impl Member {
 
     /// Execute one client call: writes through the log, reads after a lease check.
     pub async fn call(&self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
-        self.call_at(ctx, op, "").await
+        let (user, grant) = (ctx.user.clone(), block_access::grant_for(&op));
+        let mut r = self.call_at(ctx, op, "").await?;
+        self.block_access.stamp(&user, grant, &mut r)?;
+        Ok(r)
     }
 
     async fn call_at(&self, ctx: CallCtx, op: Op, client_host: &str) -> Result<OpResult, FsError> {

@@ -3,6 +3,7 @@
 //! `Raft` service for peers, on one port.
 
 pub mod admin;
+pub mod block_access;
 pub mod coalesce;
 pub mod cpu;
 pub(crate) mod data;

@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
+use raftfs_proto::{codec, pb, AdminOp, AdminResult, BlockTokenCarrier, CallCtx, FsError, Op, OpResult};
 
 use raftfs_trust::{PeerIdentity, PeerRole};
 
@@ -73,6 +73,15 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
     }
     .await
     .unwrap_or_else(|e| (Err(e), 0));
+    let tokens = match &result {
+        Ok(r) => r.block_tokens(),
+        Err(_) => Vec::new(),
+    };
+    let block_tokens_bin = if tokens.is_empty() {
+        Vec::new()
+    } else {
+        codec::encode(&tokens).unwrap_or_default()
+    };
     let result_bin = codec::encode(&result).unwrap_or_else(|e| {
         // An OpResult that does not encode is reported as the error it is.
         codec::encode(&Err::<OpResult, FsError>(FsError::Internal(format!(
@@ -80,7 +89,11 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
         ))))
         .expect("an Internal error encodes")
     });
-    pb::CallReply { result_bin, index }
+    pb::CallReply {
+        result_bin,
+        index,
+        block_tokens_bin,
+    }
 }
 
 #[tonic::async_trait]
@@ -168,7 +181,11 @@ impl pb::namespace_server::Namespace for NamespaceService {
         let result_bin = codec::encode(&result)
             .or_else(|e| codec::encode(&Err::<AdminResult, FsError>(e)))
             .map_err(|e| Status::internal(e.to_string()))?;
-        Ok(Response::new(pb::CallReply { result_bin, index: 0 }))
+        Ok(Response::new(pb::CallReply {
+            result_bin,
+            index: 0,
+            block_tokens_bin: Vec::new(),
+        }))
     }
 
     async fn member_info(&self, _req: Request<pb::MemberInfoRequest>) -> Result<Response<pb::MemberInfoReply>, Status> {

@@ -1,0 +1,199 @@
+//! Block access tokens as they travel (HDFS `BlockTokenIdentifier`,
+//! `BlockKey`, `ExportedBlockKeys`): what a member hands a client with a
+//! block's locations, what the client shows a DataNode, and the keys a
+//! member hands its DataNodes so they can check what it minted.
+//!
+//! Minting and checking live in `raftfs_trust::block_token`; these are only
+//! the shapes. A [`BlockKey`] carries its secret, so it travels only over
+//! mutual TLS between a member and a DataNode, and its `Debug` output never
+//! shows the secret.
+
+use serde::{Deserialize, Serialize};
+
+/// What a block token allows (HDFS `BlockTokenIdentifier.AccessMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AccessMode {
+    /// Read the replica (reads, replica queries, block checksums, short-circuit).
+    Read,
+    /// Write the replica (a pipeline: create, append, recovery).
+    Write,
+    /// Copy the replica to other DataNodes (a writer's pipeline recovery).
+    Copy,
+    /// Replace a replica (the balancer's move; not used yet).
+    Replace,
+}
+
+impl AccessMode {
+    fn bit(self) -> u8 {
+        match self {
+            AccessMode::Read => 1,
+            AccessMode::Write => 2,
+            AccessMode::Copy => 4,
+            AccessMode::Replace => 8,
+        }
+    }
+
+    /// HDFS's name of the mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessMode::Read => "READ",
+            AccessMode::Write => "WRITE",
+            AccessMode::Copy => "COPY",
+            AccessMode::Replace => "REPLACE",
+        }
+    }
+
+    const ALL: [AccessMode; 4] = [
+        AccessMode::Read,
+        AccessMode::Write,
+        AccessMode::Copy,
+        AccessMode::Replace,
+    ];
+}
+
+/// A set of [`AccessMode`]s (HDFS's `EnumSet<AccessMode>`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AccessModes(u8);
+
+impl AccessModes {
+    pub fn of(modes: &[AccessMode]) -> AccessModes {
+        AccessModes(modes.iter().fold(0, |b, m| b | m.bit()))
+    }
+
+    pub fn contains(self, m: AccessMode) -> bool {
+        self.0 & m.bit() != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl std::fmt::Display for AccessModes {
+    /// `READ,WRITE`, as HDFS prints a token's modes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = AccessMode::ALL
+            .iter()
+            .filter(|m| self.contains(**m))
+            .map(|m| m.name())
+            .collect();
+        write!(f, "{}", names.join(","))
+    }
+}
+
+/// What a token says (HDFS `BlockTokenIdentifier`): signed whole by the
+/// key `key_id` names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockTokenIdentifier {
+    /// Unix milliseconds after which the token is refused (the minting
+    /// member's clock; DataNodes compare with theirs).
+    pub expiry_ms: i64,
+    /// The block key that signed it.
+    pub key_id: u64,
+    /// Who it was issued to (for the DataNode's log; HDFS `userId`).
+    pub user: String,
+    pub block_pool_id: String,
+    pub block_id: u64,
+    pub modes: AccessModes,
+}
+
+/// A block access token: the identifier and its HMAC-SHA256 under the key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockToken {
+    pub identifier: BlockTokenIdentifier,
+    pub password: Vec<u8>,
+}
+
+impl std::fmt::Display for BlockToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = &self.identifier;
+        write!(
+            f,
+            "block token (user={}, pool={}, block={}, access={}, expiry={}, key={:#x})",
+            i.user, i.block_pool_id, i.block_id, i.modes, i.expiry_ms, i.key_id
+        )
+    }
+}
+
+/// A secret a member signs tokens with (HDFS `BlockKey`).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockKey {
+    pub key_id: u64,
+    /// Unix milliseconds after which no token it signed is valid.
+    pub expiry_ms: i64,
+    pub secret: Vec<u8>,
+}
+
+impl std::fmt::Debug for BlockKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockKey")
+            .field("key_id", &format_args!("{:#x}", self.key_id))
+            .field("expiry_ms", &self.expiry_ms)
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}
+
+/// The keys a member hands a DataNode with every registration and
+/// heartbeat reply (HDFS `ExportedBlockKeys`): the one it signs with now,
+/// the next one (so DataNodes know it before it signs anything), and the
+/// retired ones whose tokens may still be out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportedBlockKeys {
+    pub block_pool_id: String,
+    /// The key the member signs with now (a DataNode signs its own copies with it too).
+    pub current_key_id: u64,
+    pub keys: Vec<BlockKey>,
+    /// How long a token the member mints lives (HDFS `dfs.block.access.token.lifetime`).
+    pub token_lifetime_ms: u64,
+}
+
+/// A call's result that may name blocks: its tokens come off it before it
+/// is encoded and go back on after it is decoded (they travel in
+/// `CallReply.block_tokens_bin`, beside the result).
+pub trait BlockTokenCarrier {
+    /// The tokens on the blocks this result names.
+    fn block_tokens(&self) -> Vec<BlockToken>;
+    /// Put each token on the block it is for.
+    fn put_block_tokens(&mut self, tokens: Vec<BlockToken>);
+}
+
+fn located_blocks_mut(r: &mut crate::OpResult) -> Vec<&mut crate::LocatedBlock> {
+    use crate::OpResult;
+    match r {
+        OpResult::Located(lb) => vec![lb],
+        OpResult::Blocks(lbs) => lbs.blocks.iter_mut().collect(),
+        OpResult::Appended { last: Some(lb), .. } => vec![lb],
+        _ => Vec::new(),
+    }
+}
+
+impl BlockTokenCarrier for crate::OpResult {
+    fn block_tokens(&self) -> Vec<BlockToken> {
+        use crate::OpResult;
+        let blocks: Vec<&crate::LocatedBlock> = match self {
+            OpResult::Located(lb) => vec![lb],
+            OpResult::Blocks(lbs) => lbs.blocks.iter().collect(),
+            OpResult::Appended { last: Some(lb), .. } => vec![lb],
+            _ => Vec::new(),
+        };
+        blocks.into_iter().filter_map(|lb| lb.token.clone()).collect()
+    }
+
+    fn put_block_tokens(&mut self, tokens: Vec<BlockToken>) {
+        if tokens.is_empty() {
+            return;
+        }
+        for lb in located_blocks_mut(self) {
+            lb.token = tokens.iter().find(|t| t.identifier.block_id == lb.block.id).cloned();
+        }
+    }
+}
+
+impl BlockTokenCarrier for crate::AdminResult {
+    fn block_tokens(&self) -> Vec<BlockToken> {
+        Vec::new()
+    }
+
+    fn put_block_tokens(&mut self, _tokens: Vec<BlockToken>) {}
+}
