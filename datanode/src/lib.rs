@@ -73,6 +73,7 @@ impl Datanode {
             .tcp_nodelay(true)
             .initial_stream_window_size(STREAM_WINDOW_BYTES)
             .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+            .max_frame_size(node::MAX_FRAME_BYTES)
             .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION);
         let mut builder = cfg
             .security

@@ -26,6 +26,10 @@ use crate::storage::Storage;
 pub const STREAM_WINDOW_BYTES: u32 = 16 * 1024 * 1024;
 /// HTTP/2 flow-control window of one connection, bytes.
 pub const CONNECTION_WINDOW_BYTES: u32 = 64 * 1024 * 1024;
+/// Largest HTTP/2 frame this node receives, bytes (the protocol's default
+/// is 16 KiB): a 512 KiB read chunk goes out in one frame, so the sender
+/// makes fewer frames and, under TLS, fills each write with whole records.
+pub const MAX_FRAME_BYTES: u32 = 1024 * 1024;
 /// Largest gRPC message on the data path, bytes (a packet plus its checksums and header).
 pub const MAX_DATA_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Timeout to connect to another DataNode or a member.
@@ -125,7 +129,8 @@ pub fn data_endpoint(dialer: &Dialer, addr: &str) -> Result<Endpoint, FsError> {
         .connect_timeout(Duration::from_millis(CONNECT_TIMEOUT_MS))
         .tcp_nodelay(true)
         .initial_stream_window_size(STREAM_WINDOW_BYTES)
-        .initial_connection_window_size(CONNECTION_WINDOW_BYTES))
+        .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+        .max_frame_size(MAX_FRAME_BYTES))
 }
 
 impl Node {

@@ -36,6 +36,8 @@ pub const MAX_BLOCK_SETUP_ATTEMPTS: usize = 3;
 const STREAM_WINDOW_BYTES: u32 = 16 * 1024 * 1024;
 const CONNECTION_WINDOW_BYTES: u32 = 64 * 1024 * 1024;
 const MAX_DATA_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+/// Largest HTTP/2 frame the client receives (a DataNode's read chunk in one frame).
+const MAX_FRAME_BYTES: u32 = 1024 * 1024;
 
 impl Core {
     /// A client of DataNode `addr`'s data transfer service (one channel each).
@@ -51,7 +53,8 @@ impl Core {
             .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
             .tcp_nodelay(true)
             .initial_stream_window_size(STREAM_WINDOW_BYTES)
-            .initial_connection_window_size(CONNECTION_WINDOW_BYTES);
+            .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+            .max_frame_size(MAX_FRAME_BYTES);
         let c = DataTransferClient::new(ep.connect_lazy())
             .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES);
