@@ -12,7 +12,7 @@ use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
-use raftfs_trust::{BlockTokenTimes, ClientAuth, NodeCredentials, NodeSecurity, PeerRole};
+use raftfs_trust::{BlockTokenTimes, ClientAuth, DelegationTokenTimes, NodeCredentials, NodeSecurity, PeerRole};
 
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -115,6 +115,15 @@ pub struct MetaserverArgs {
     /// How often this member starts signing block tokens with a new key (default 36000000, HDFS's 600 min).
     #[arg(long = "block-key-update-interval-ms")]
     pub block_key_update_interval_ms: Option<u64>,
+    /// How often the leader starts signing delegation tokens with a new master key (default 86400000, HDFS's 1 day).
+    #[arg(long = "delegation-key-update-interval-ms")]
+    pub delegation_key_update_interval_ms: Option<u64>,
+    /// A delegation token can never be renewed past this long after it was issued (default 604800000, 7 days).
+    #[arg(long = "delegation-token-max-lifetime-ms")]
+    pub delegation_token_max_lifetime_ms: Option<u64>,
+    /// A delegation token expires this long after it was issued or renewed (default 86400000, 1 day).
+    #[arg(long = "delegation-token-renew-interval-ms")]
+    pub delegation_token_renew_interval_ms: Option<u64>,
 }
 
 impl MetaserverArgs {
@@ -153,6 +162,15 @@ impl MetaserverArgs {
             auth: self.auth.or(f.auth),
             block_token_lifetime_ms: self.block_token_lifetime_ms.or(f.block_token_lifetime_ms),
             block_key_update_interval_ms: self.block_key_update_interval_ms.or(f.block_key_update_interval_ms),
+            delegation_key_update_interval_ms: self
+                .delegation_key_update_interval_ms
+                .or(f.delegation_key_update_interval_ms),
+            delegation_token_max_lifetime_ms: self
+                .delegation_token_max_lifetime_ms
+                .or(f.delegation_token_max_lifetime_ms),
+            delegation_token_renew_interval_ms: self
+                .delegation_token_renew_interval_ms
+                .or(f.delegation_token_renew_interval_ms),
         })
     }
 }
@@ -210,6 +228,13 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         },
     };
     blocks.block_tokens.check().map_err(anyhow::Error::msg)?;
+    let dd = DelegationTokenTimes::default();
+    let delegation = DelegationTokenTimes {
+        key_update_interval_ms: a.delegation_key_update_interval_ms.unwrap_or(dd.key_update_interval_ms),
+        max_lifetime_ms: a.delegation_token_max_lifetime_ms.unwrap_or(dd.max_lifetime_ms),
+        renew_interval_ms: a.delegation_token_renew_interval_ms.unwrap_or(dd.renew_interval_ms),
+    };
+    delegation.check().map_err(anyhow::Error::msg)?;
     let version = layout::check(&dir, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
     let listen: SocketAddr = match a.listen {
         Some(l) => l,
@@ -263,6 +288,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         group_mapping: a.group_mapping,
         security,
         client_auth,
+        delegation,
     };
     let member = Arc::new(
         Member::open(&cfg)

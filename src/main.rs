@@ -4,6 +4,7 @@ mod cli_cert;
 mod cli_datanode;
 mod cli_dev;
 mod cli_dfsadmin;
+mod cli_fetchdt;
 mod cli_format;
 mod cli_haadmin;
 mod cli_metaserver;
@@ -91,6 +92,8 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Delegation tokens, as `hdfs fetchdt`: fetch one into a file, --print, --renew or --cancel it.
+    Fetchdt(cli_fetchdt::FetchdtArgs),
     /// Benchmarks (NNThroughputBenchmark-style), see `raftfs bench nnthroughput --help`.
     Bench(raftfs_bench::BenchCli),
 }
@@ -175,6 +178,7 @@ fn main() {
             }
             Cmd::Dev(a) => report(cli_dev::run(a).await),
             Cmd::Dfs { fs, user, args } => dfs(fs, user, args).await,
+            Cmd::Fetchdt(a) => cli_fetchdt::run(a).await,
             Cmd::Haadmin { fs, user, args } => cli_haadmin::run(fs, user, args).await,
             Cmd::Datanode(a) => {
                 init_tracing();

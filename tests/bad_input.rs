@@ -51,6 +51,7 @@ async fn malformed_op_payload_is_a_typed_error() {
             call_id: 1,
             user: "hdfs".into(),
             groups: vec![],
+            delegation_token: Vec::new(),
         })
     };
     for payload in [
@@ -87,6 +88,7 @@ async fn malformed_op_payload_is_a_typed_error() {
         call_id: 2,
         user: "".into(),
         groups: vec![],
+        delegation_token: Vec::new(),
     });
     let r = send(
         &mut c,
@@ -221,6 +223,7 @@ async fn retried_calls_are_answered_from_the_retry_table() {
             call_id,
             user: "hdfs".into(),
             groups: vec![],
+            delegation_token: Vec::new(),
         })
     };
     let call = |op: raftfs_proto::Op, call_id| pb::CallRequest {

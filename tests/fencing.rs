@@ -25,6 +25,7 @@ async fn send(c: &mut Client, call_id: u64, op: &Op) -> Result<OpResult, FsError
             call_id,
             user: "hdfs".into(),
             groups: vec![],
+            delegation_token: Vec::new(),
         }),
         op_bin: codec::encode(op).unwrap(),
         ..Default::default()

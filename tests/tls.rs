@@ -99,6 +99,7 @@ async fn datanode_protocol_needs_a_datanode_certificate_and_grants_no_administra
             call_id: 1,
             user: "hdfs".into(),
             groups: vec![],
+            delegation_token: Vec::new(),
         }),
         op_bin: codec::encode(&AdminOp::AddMember {
             id: 9,

@@ -20,6 +20,7 @@ use raftfs_proto::{
 
 use crate::call_stream::CallStream;
 use crate::data::{FileReader, FileWriter};
+use crate::delegation::DelegationTokenSource;
 use crate::identity::Identity;
 use crate::tls::ClientTls;
 use crate::uri::parse_fs;
@@ -52,6 +53,9 @@ pub struct ClientOptions {
     pub short_circuit: bool,
     /// How to verify the cluster (TLS against its CA, or plaintext).
     pub tls: ClientTls,
+    /// A delegation token to authenticate with (by default the file
+    /// `RAFTFS_DELEGATION_TOKEN` names, if set): calls then act as its owner.
+    pub delegation_token: DelegationTokenSource,
 }
 
 /// Reads from followers (HDFS observer reads).
@@ -95,6 +99,7 @@ impl Default for ClientOptions {
             leader_check_after_ms: 1_000,
             short_circuit: true,
             tls: ClientTls::FromEnv,
+            delegation_token: DelegationTokenSource::FromEnv,
         }
     }
 }
@@ -131,6 +136,8 @@ pub(crate) struct Core {
     pub(crate) renewer: Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// The nameservice's block pool id, once learned.
     pool_id: Mutex<Option<String>>,
+    /// The delegation token calls carry (encoded), and its owner, the user they claim.
+    delegation_token: Option<(Vec<u8>, String)>,
 }
 
 /// Which RPC of the Namespace service a request goes to.
@@ -159,6 +166,10 @@ impl FileSystem {
     pub fn connect(fs: &str, identity: Identity, opts: ClientOptions) -> Result<FileSystem, FsError> {
         let members = parse_fs(fs)?;
         let dialer = opts.tls.dialer()?;
+        let delegation_token = match opts.delegation_token.resolve()? {
+            Some(t) => Some((codec::encode(&t)?, t.identifier.owner.clone())),
+            None => None,
+        };
         let core = Core {
             members,
             dialer,
@@ -175,6 +186,7 @@ impl FileSystem {
             open_writers: AtomicUsize::new(0),
             renewer: Mutex::new(None),
             pool_id: Mutex::new(None),
+            delegation_token,
         };
         Ok(FileSystem { core: Arc::new(core) })
     }
@@ -274,8 +286,16 @@ impl Core {
             ctx: Some(pb::CallContext {
                 client_id: self.client_id.clone(),
                 call_id,
-                user: self.identity.user.clone(),
+                user: match &self.delegation_token {
+                    Some((_, owner)) => owner.clone(),
+                    None => self.identity.user.clone(),
+                },
                 groups: self.identity.groups.clone(),
+                delegation_token: self
+                    .delegation_token
+                    .as_ref()
+                    .map(|(t, _)| t.clone())
+                    .unwrap_or_default(),
             }),
             op_bin: op_bin.to_vec(),
             read_mode: read_mode as i32,

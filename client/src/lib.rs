@@ -11,6 +11,7 @@
 
 mod call_stream;
 mod data;
+mod delegation;
 pub mod dfs;
 mod fs;
 mod identity;
@@ -18,6 +19,7 @@ mod tls;
 pub mod uri;
 
 pub use data::{FileChecksum, FileReader, FileWriter};
+pub use delegation::{read_token_file, write_token_file, DelegationTokenSource, DELEGATION_TOKEN_ENV};
 pub use fs::{ClientOptions, FileSystem, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 pub use identity::Identity;
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};

@@ -103,6 +103,7 @@ pub async fn open_single_member(
         // In-process: nothing is served over the network.
         security: raftfs_trust::NodeSecurity::insecure(),
         client_auth: raftfs_trust::ClientAuth::Simple,
+        delegation: Default::default(),
     };
     // A member shut down in this process releases its RocksDB lock file
     // only once its Raft tasks have wound down (they end after `shutdown`

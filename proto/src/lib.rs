@@ -29,7 +29,8 @@ pub use blocks::{
 pub use error::{FsError, LeaderHint};
 pub use ops::{CallCtx, Op, OpResult, QuotaSetting};
 pub use token::{
-    AccessMode, AccessModes, BlockKey, BlockToken, BlockTokenCarrier, BlockTokenIdentifier, ExportedBlockKeys,
+    AccessMode, AccessModes, BlockKey, BlockToken, BlockTokenCarrier, BlockTokenIdentifier, DelegationKey,
+    DelegationToken, DelegationTokenIdentifier, ExportedBlockKeys,
 };
 pub use types::{ContentSummary, DirectoryListing, FileStatus, FileType, Permission};
 

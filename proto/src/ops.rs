@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::{Block, LocatedBlock, LocatedBlocks};
+use crate::token::{DelegationKey, DelegationToken};
 use crate::types::{ContentSummary, DirectoryListing, FileStatus, Permission};
 
 /// Who calls, and the idempotency key of the call (DESIGN.md §5).
@@ -180,6 +181,36 @@ pub enum Op {
         node: String,
         decommission: bool,
     },
+    // ---- delegation tokens (appended: the tags above are on disk) ----
+    /// Issue a delegation token for the caller, renewable by `renewer`
+    /// (HDFS `getDelegationToken`). Returns `DelegationToken`. Only a caller
+    /// authenticated by a certificate may ask. The lifetimes are the
+    /// member's (`--delegation-token-*`): whatever a client sends is replaced.
+    GetDelegationToken {
+        renewer: String,
+        max_lifetime_ms: u64,
+        renew_interval_ms: u64,
+    },
+    /// Push a token's expiry to `renew_interval_ms` from now (never past its
+    /// max date); only its renewer may. Returns `Expiry` (Unix ms).
+    RenewDelegationToken {
+        token: DelegationToken,
+        renew_interval_ms: u64,
+    },
+    /// Revoke a token; its owner or renewer may. Returns `Unit`.
+    CancelDelegationToken {
+        token: DelegationToken,
+    },
+    /// A member's own: add a master key (made by the leader from the OS's
+    /// random source) to sign new tokens with. Returns `Unit`.
+    AddDelegationKey {
+        key: DelegationKey,
+    },
+    /// A member's own: drop tokens `sequence_numbers` whose expiry has
+    /// passed (by the entry's log time), and every expired master key. Returns `Unit`.
+    ExpireDelegationTokens {
+        sequence_numbers: Vec<u64>,
+    },
 }
 
 impl Op {
@@ -220,7 +251,13 @@ impl Op {
             | Op::RecoverLease { path }
             | Op::Append { path } => path,
             Op::Rename { src, .. } | Op::Rename2 { src, .. } => src,
-            Op::RenewLease | Op::CommitBlockSynchronization { .. } => "",
+            Op::RenewLease
+            | Op::CommitBlockSynchronization { .. }
+            | Op::GetDelegationToken { .. }
+            | Op::RenewDelegationToken { .. }
+            | Op::CancelDelegationToken { .. }
+            | Op::AddDelegationKey { .. }
+            | Op::ExpireDelegationTokens { .. } => "",
             Op::SetDatanodeAdmin { node, .. } => node,
         }
     }
@@ -253,6 +290,11 @@ impl Op {
             Op::Append { .. } => "append",
             Op::CommitBlockSynchronization { .. } => "commitBlockSynchronization",
             Op::SetDatanodeAdmin { .. } => "setDatanodeAdmin",
+            Op::GetDelegationToken { .. } => "getDelegationToken",
+            Op::RenewDelegationToken { .. } => "renewDelegationToken",
+            Op::CancelDelegationToken { .. } => "cancelDelegationToken",
+            Op::AddDelegationKey { .. } => "addDelegationKey",
+            Op::ExpireDelegationTokens { .. } => "expireDelegationTokens",
         }
     }
 }
@@ -280,4 +322,7 @@ pub enum OpResult {
         block: Block,
         recovery_id: u64,
     },
+    DelegationToken(DelegationToken),
+    /// A renewed delegation token's new expiry, Unix ms.
+    Expiry(i64),
 }

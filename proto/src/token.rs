@@ -197,3 +197,87 @@ impl BlockTokenCarrier for crate::AdminResult {
 
     fn put_block_tokens(&mut self, _tokens: Vec<BlockToken>) {}
 }
+
+/// What a delegation token says (HDFS `DelegationTokenIdentifier`): signed
+/// whole by the master key `key_id` names. The nameservice keeps a record
+/// of every live token in its replicated state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelegationTokenIdentifier {
+    /// The user the token authenticates as.
+    pub owner: String,
+    /// The user allowed to renew it (HDFS: the job tracker, YARN's RM).
+    pub renewer: String,
+    /// Who asked for it, when not the owner (HDFS `realUser`; empty otherwise).
+    pub real_user: String,
+    /// Log time it was issued, Unix ms.
+    pub issue_ms: i64,
+    /// It can never be renewed past this, Unix ms.
+    pub max_ms: i64,
+    /// Unique within the nameservice.
+    pub sequence_number: u64,
+    pub key_id: u64,
+}
+
+/// A delegation token: the identifier, its HMAC-SHA256 under the master
+/// key, and the nameservice it is for (HDFS `Token<DelegationTokenIdentifier>`,
+/// kind `HDFS_DELEGATION_TOKEN`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelegationToken {
+    pub identifier: DelegationTokenIdentifier,
+    pub password: Vec<u8>,
+    /// The nameservice that issued it (HDFS's `service`).
+    pub service: String,
+}
+
+impl DelegationToken {
+    /// The token as text (URL-safe base64 of its encoding, as HDFS's
+    /// `Token.encodeToUrlString`): for token files and `delegation=` parameters.
+    pub fn encode_url(&self) -> Result<String, crate::FsError> {
+        use base64::Engine;
+        Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(crate::codec::encode(self)?))
+    }
+
+    /// A token from [`DelegationToken::encode_url`]'s text.
+    pub fn decode_url(text: &str) -> Result<DelegationToken, crate::FsError> {
+        use base64::Engine;
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(text.trim())
+            .map_err(|e| crate::FsError::InvalidArgument(format!("a delegation token is URL-safe base64: {e}")))?;
+        crate::codec::decode(&raw, "delegation token")
+    }
+}
+
+impl std::fmt::Display for DelegationToken {
+    /// HDFS's way of printing one: kind, service and identifier.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let i = &self.identifier;
+        write!(
+            f,
+            "Kind: HDFS_DELEGATION_TOKEN, Service: {}, Ident: (token for {}: owner={}, renewer={}, realUser={}, issueDate={}, maxDate={}, sequenceNumber={}, masterKeyId={})",
+            self.service, i.owner, i.owner, i.renewer, i.real_user, i.issue_ms, i.max_ms, i.sequence_number, i.key_id
+        )
+    }
+}
+
+/// A master key delegation tokens are signed with (HDFS `DelegationKey`),
+/// kept in the replicated state.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelegationKey {
+    pub key_id: u64,
+    /// Log time it was made, Unix ms (the newest key signs new tokens).
+    pub created_ms: i64,
+    /// After this no token it signed is valid, Unix ms.
+    pub expiry_ms: i64,
+    pub secret: Vec<u8>,
+}
+
+impl std::fmt::Debug for DelegationKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DelegationKey")
+            .field("key_id", &self.key_id)
+            .field("created_ms", &self.created_ms)
+            .field("expiry_ms", &self.expiry_ms)
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}

@@ -42,6 +42,7 @@ pub struct IdAllocator {
     inode: AtomicU64,
     block: AtomicU64,
     gen_stamp: AtomicU64,
+    delegation_seq: AtomicU64,
 }
 
 impl IdAllocator {
@@ -50,6 +51,7 @@ impl IdAllocator {
             inode: AtomicU64::new(read_counter(view, META_NEXT_INODE_ID)?),
             block: AtomicU64::new(read_counter(view, META_NEXT_BLOCK_ID)?),
             gen_stamp: AtomicU64::new(read_counter(view, META_NEXT_GEN_STAMP)?),
+            delegation_seq: AtomicU64::new(crate::namespace::delegation::next_sequence_number(view)?),
         })
     }
 }
@@ -63,6 +65,9 @@ impl IdSource for IdAllocator {
     }
     fn gen_stamp(&self) -> u64 {
         self.gen_stamp.fetch_add(1, Ordering::Relaxed)
+    }
+    fn delegation_seq(&self) -> u64 {
+        self.delegation_seq.fetch_add(1, Ordering::Relaxed)
     }
 }
 

@@ -92,9 +92,15 @@ pub fn lock_requests(op: &Op) -> Vec<PathLockRequest> {
                 .into_iter()
                 .collect()
         }
-        // Mergeable (a lease renewal, a set of DataNode names) or reads.
+        // Mergeable (a lease renewal, a set of DataNode names, delegation
+        // tokens: see `namespace::delegation`) or reads.
         Op::RenewLease
         | Op::SetDatanodeAdmin { .. }
+        | Op::GetDelegationToken { .. }
+        | Op::RenewDelegationToken { .. }
+        | Op::CancelDelegationToken { .. }
+        | Op::AddDelegationKey { .. }
+        | Op::ExpireDelegationTokens { .. }
         | Op::GetFileInfo { .. }
         | Op::GetListing { .. }
         | Op::GetContentSummary { .. }

@@ -82,6 +82,16 @@ pub enum Mutation {
     AdvanceGenStamp(u64),
     /// Mergeable: add `node` to (or remove it from) the set of DataNodes to decommission.
     Decommission { node: String, on: bool },
+    /// Guard: no token has this sequence number. Records a new delegation token.
+    PutDelegationToken(super::delegation::TokenRecord),
+    /// Mergeable: the token's expiry becomes at least `expiry_ms` (nothing if it is gone).
+    RenewDelegationToken { sequence_number: u64, expiry_ms: i64 },
+    /// Forget a token (nothing if it is gone).
+    DeleteDelegationToken { sequence_number: u64 },
+    /// Replace the master keys (only the leader's own entries write them, one at a time).
+    SetDelegationKeys(Vec<raftfs_proto::DelegationKey>),
+    /// Mergeable: the token sequence counter becomes at least this.
+    AdvanceDelegationSeq(u64),
 }
 
 /// The outcome of planning one operation.

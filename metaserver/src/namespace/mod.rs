@@ -14,6 +14,7 @@
 pub mod apply;
 pub mod command;
 pub mod data;
+pub mod delegation;
 pub mod delta;
 pub mod overlay;
 pub mod permission;
@@ -149,7 +150,7 @@ pub fn read_counter<V: ReadView + ?Sized>(view: &V, key: &str) -> Result<u64, St
 }
 
 /// The u64 under meta `key`, if the key is there.
-fn read_optional_counter<V: ReadView + ?Sized>(view: &V, key: &str) -> Result<Option<u64>, StoreError> {
+pub(crate) fn read_optional_counter<V: ReadView + ?Sized>(view: &V, key: &str) -> Result<Option<u64>, StoreError> {
     let Some(raw) = view.meta(key)? else {
         return Ok(None);
     };
@@ -233,7 +234,12 @@ pub fn is_cached_in_retry_table(op: &Op) -> bool {
         | Op::Append { .. }
         | Op::RecoverLease { .. }
         | Op::CommitBlockSynchronization { .. }
-        | Op::SetDatanodeAdmin { .. } => true,
+        | Op::SetDatanodeAdmin { .. }
+        | Op::GetDelegationToken { .. }
+        | Op::RenewDelegationToken { .. }
+        | Op::CancelDelegationToken { .. }
+        | Op::AddDelegationKey { .. }
+        | Op::ExpireDelegationTokens { .. } => true,
         // Renewing a lease again is the same as renewing it once; reads are not logged.
         Op::RenewLease
         | Op::GetFileInfo { .. }

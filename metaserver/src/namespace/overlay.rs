@@ -15,6 +15,7 @@
 
 use raftfs_proto::FsError;
 
+use super::delegation;
 use super::delta::{Attr, Mutation};
 use crate::inode::{Inode, InodeId, InodeKind, Quota};
 use crate::store::{
@@ -52,6 +53,11 @@ pub struct Overlay<'a, V: ReadView + ?Sized> {
     /// walk every retry write staged (it was quadratic in a long batch).
     retry_shadowed: usize,
     min_retry_put_ms: i64,
+}
+
+/// A row's bincode (rows are plain data: encoding cannot fail).
+fn encode_row<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    bincode::serialize(v).expect("a plain-data row encodes")
 }
 
 fn guard(msg: String) -> FsError {
@@ -439,8 +445,58 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                     self.set_lease(undo, holder, Some(rec));
                 }
             }
+            Mutation::PutDelegationToken(rec) => {
+                let seq = rec.identifier.sequence_number;
+                if delegation::token_record(self, seq)?.is_some() {
+                    return Err(guard(format!("delegation token {seq} exists")));
+                }
+                let live = delegation::live_tokens(self)? + 1;
+                self.put_meta_undo(undo, &delegation::token_key(seq), Some(encode_row(rec)));
+                self.put_meta_undo(
+                    undo,
+                    delegation::META_DELEGATION_LIVE,
+                    Some(live.to_le_bytes().to_vec()),
+                );
+            }
+            Mutation::RenewDelegationToken {
+                sequence_number,
+                expiry_ms,
+            } => {
+                if let Some(mut rec) = delegation::token_record(self, *sequence_number)? {
+                    if *expiry_ms > rec.expiry_ms {
+                        rec.expiry_ms = *expiry_ms;
+                        self.put_meta_undo(undo, &delegation::token_key(*sequence_number), Some(encode_row(&rec)));
+                    }
+                }
+            }
+            Mutation::DeleteDelegationToken { sequence_number } => {
+                if delegation::token_record(self, *sequence_number)?.is_some() {
+                    let live = delegation::live_tokens(self)?.saturating_sub(1);
+                    self.put_meta_undo(undo, &delegation::token_key(*sequence_number), None);
+                    self.put_meta_undo(
+                        undo,
+                        delegation::META_DELEGATION_LIVE,
+                        Some(live.to_le_bytes().to_vec()),
+                    );
+                }
+            }
+            Mutation::SetDelegationKeys(keys) => {
+                self.put_meta_undo(undo, delegation::META_DELEGATION_KEYS, Some(encode_row(keys)));
+            }
+            Mutation::AdvanceDelegationSeq(next) => {
+                if *next > delegation::next_sequence_number(self)? {
+                    let v = next.to_le_bytes().to_vec();
+                    self.put_meta_undo(undo, delegation::META_DELEGATION_NEXT_SEQ, Some(v));
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Write (or with `None` delete) meta row `key`, remembering what it was.
+    fn put_meta_undo(&mut self, undo: &mut Vec<Undo>, key: &str, value: Option<Vec<u8>>) {
+        let prev = self.batch.meta.insert(key.to_string(), value);
+        undo.push(Undo::Meta(key.to_string(), prev));
     }
 
     /// Raise the u64 counter under `key` to at least `next`.

@@ -59,6 +59,8 @@ pub trait IdSource: Sync {
     fn inode_id(&self) -> InodeId;
     fn block_id(&self) -> u64;
     fn gen_stamp(&self) -> u64;
+    /// A delegation token sequence number.
+    fn delegation_seq(&self) -> u64;
 }
 
 /// Quota usage including writes planned and not yet applied.
@@ -155,6 +157,18 @@ fn plan_with<V: ReadView + ?Sized>(
             ..
         } => p.commit_block_sync(*path_inode, *block, *new_gen_stamp, *new_length)?,
         Op::SetDatanodeAdmin { node, decommission } => p.set_datanode_admin(node, *decommission)?,
+        Op::GetDelegationToken {
+            renewer,
+            max_lifetime_ms,
+            renew_interval_ms,
+        } => p.get_delegation_token(renewer, *max_lifetime_ms, *renew_interval_ms)?,
+        Op::RenewDelegationToken {
+            token,
+            renew_interval_ms,
+        } => p.renew_delegation_token(token, *renew_interval_ms)?,
+        Op::CancelDelegationToken { token } => p.cancel_delegation_token(token)?,
+        Op::AddDelegationKey { key } => p.add_delegation_key(key)?,
+        Op::ExpireDelegationTokens { sequence_numbers } => p.expire_delegation_tokens(sequence_numbers)?,
         Op::GetFileInfo { .. }
         | Op::GetListing { .. }
         | Op::GetContentSummary { .. }

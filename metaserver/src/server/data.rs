@@ -49,6 +49,10 @@ pub(crate) struct DataPath {
     pub system_calls: Arc<AtomicU64>,
     pub superuser: Arc<str>,
     pub lease_hard_limit_ms: u64,
+    /// Delegation token periods (`--delegation-*`).
+    pub delegation: raftfs_trust::DelegationTokenTimes,
+    /// One new master key at a time.
+    pub delegation_key_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl DataPath {
@@ -97,6 +101,7 @@ impl DataPath {
                 s.message
             )));
         }
+        let op = self.prepare_delegation_op(op).await?;
         match &op {
             Op::AddBlock {
                 path,
@@ -295,6 +300,7 @@ impl DataPath {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut last_lease_check = Instant::now();
+        let mut last_sweep = Instant::now();
         loop {
             tick.tick().await;
             let leader = self.is_leader();
@@ -306,6 +312,14 @@ impl DataPath {
                 last_lease_check = Instant::now();
                 if let Err(e) = self.check_leases().await {
                     tracing::warn!(error = %e, "lease check");
+                }
+                let sweep = last_sweep.elapsed()
+                    >= Duration::from_millis(super::delegation_keeper::DELEGATION_SWEEP_INTERVAL_MS);
+                if sweep {
+                    last_sweep = Instant::now();
+                }
+                if let Err(e) = self.tend_delegation_tokens(sweep).await {
+                    tracing::warn!(error = %e, "delegation tokens");
                 }
             }
         }

@@ -131,6 +131,8 @@ pub struct MemberConfig {
     /// Which user a client call acts for: the name it carries (`simple`)
     /// or its user certificate's (`strong`; needs TLS).
     pub client_auth: ClientAuth,
+    /// Delegation token periods (`--delegation-*`; HDFS's defaults).
+    pub delegation: raftfs_trust::DelegationTokenTimes,
 }
 
 /// How long a write waits for the namespace to be formatted after a leader is elected.
@@ -311,6 +313,8 @@ impl Member {
             system_calls: Arc::new(AtomicU64::new(1)),
             superuser: version.superuser.clone().into(),
             lease_hard_limit_ms: cfg.lease_hard_limit_ms,
+            delegation: cfg.delegation,
+            delegation_key_lock: Arc::new(tokio::sync::Mutex::new(())),
         };
         let version_pool = version.block_pool_id.clone();
         let member = Member {
@@ -495,6 +499,15 @@ impl Member {
             }
         }
         Ok(())
+    }
+
+    /// The identifier of `token` if it is a live delegation token of this
+    /// nameservice (as this member has applied the log), else why not.
+    pub fn verify_delegation_token(
+        &self,
+        token: &raftfs_proto::DelegationToken,
+    ) -> Result<raftfs_proto::DelegationTokenIdentifier, FsError> {
+        namespace::delegation::verify(&*self.shared.store.view(), token, now_ms())
     }
 
     /// As the leader: the log index a linearizable read must see applied.

@@ -8,6 +8,7 @@ pub mod coalesce;
 pub mod cpu;
 pub(crate) mod data;
 pub mod datanode_service;
+mod delegation_keeper;
 pub mod failpoint;
 pub mod groups;
 pub mod health;

@@ -13,7 +13,9 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use raftfs_proto::{codec, pb, AdminOp, AdminResult, BlockTokenCarrier, CallCtx, FsError, Op, OpResult};
+use raftfs_proto::{
+    codec, pb, AdminOp, AdminResult, BlockTokenCarrier, CallCtx, DelegationToken, FsError, Op, OpResult,
+};
 
 use raftfs_trust::{PeerIdentity, PeerRole};
 
@@ -28,29 +30,92 @@ pub struct NamespaceService {
 /// certificate, or a plaintext member).
 type Peer = Option<Arc<PeerIdentity>>;
 
+/// How a call's user was established.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AuthMethod {
+    /// A user certificate on the connection.
+    Certificate,
+    /// A delegation token in the call.
+    Token,
+    /// The name the call carries (`--auth simple`).
+    Simple,
+}
+
 /// The caller of a request: its client id and call id as the request names
 /// them; its user as the member's client authentication decides it
 /// ([`raftfs_trust::ClientAuth`]: the name the request carries under `simple`, the user
-/// certificate's under `strong`, and never another than a certificate's);
-/// its groups as this member resolves them ([`super::groups::GroupMapping`]); the groups
-/// the request claims are ignored.
-fn ctx_from(pb: Option<pb::CallContext>, member: &Member, peer: &Peer) -> Result<CallCtx, FsError> {
+/// certificate's under `strong`, and never another than a certificate's),
+/// or, on a connection without a user certificate, the owner of the
+/// delegation token the call presents (checked against this member's
+/// replicated token table); its groups as this member resolves them
+/// ([`super::groups::GroupMapping`]); the groups the request claims are ignored.
+fn ctx_from(pb: Option<pb::CallContext>, member: &Member, peer: &Peer) -> Result<(CallCtx, AuthMethod), FsError> {
     let c = pb.ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
-    let user = member
-        .client_auth
-        .user(&c.user, peer.as_deref())
-        .map_err(FsError::AccessControl)?;
+    let by_cert = peer.as_deref().is_some_and(|p| p.role == PeerRole::User);
+    let (user, method) = if !by_cert && !c.delegation_token.is_empty() {
+        let token: DelegationToken = codec::decode(&c.delegation_token, "delegation token")?;
+        let owner = member.verify_delegation_token(&token)?.owner;
+        if !c.user.is_empty() && c.user != owner {
+            return Err(FsError::AccessControl(format!(
+                "authenticated as {owner} by delegation token, but the call claims user {:?}",
+                c.user
+            )));
+        }
+        (owner, AuthMethod::Token)
+    } else {
+        let user = member
+            .client_auth
+            .user(&c.user, peer.as_deref())
+            .map_err(FsError::AccessControl)?;
+        (
+            user,
+            if by_cert {
+                AuthMethod::Certificate
+            } else {
+                AuthMethod::Simple
+            },
+        )
+    };
     let groups = if check_principal(&user).is_ok() {
         member.groups.groups_of(&user)
     } else {
         Vec::new() // refused by the call's own checks, with the user's name in the error
     };
-    Ok(CallCtx {
-        client_id: c.client_id,
-        call_id: c.call_id,
-        user,
-        groups,
-    })
+    Ok((
+        CallCtx {
+            client_id: c.client_id,
+            call_id: c.call_id,
+            user,
+            groups,
+        },
+        method,
+    ))
+}
+
+/// Refuse what a client may not ask for: the member's own entries, and
+/// delegation tokens (issued and renewed only for a caller a certificate
+/// authenticated, as HDFS issues them only to Kerberos-authenticated callers).
+fn check_client_op(op: &Op, method: AuthMethod) -> Result<(), FsError> {
+    match op {
+        Op::CommitBlockSynchronization { .. } => Err(FsError::InvalidArgument(
+            "commitBlockSynchronization comes from DataNodes, not clients".into(),
+        )),
+        Op::AddDelegationKey { .. } | Op::ExpireDelegationTokens { .. } => Err(FsError::InvalidArgument(format!(
+            "{} comes from the leader itself, not from clients",
+            op.name()
+        ))),
+        Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. } if method != AuthMethod::Certificate => {
+            Err(FsError::AccessControl(format!(
+                "Delegation Token can be issued or renewed only with a user certificate (RAFTFS_CREDENTIALS); \
+                 this call was authenticated by {}",
+                match method {
+                    AuthMethod::Token => "a delegation token",
+                    _ => "the user name it carries (simple)",
+                }
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Most calls of one call stream running at once; more wait to be read.
@@ -61,14 +126,10 @@ pub const MAX_CALLS_IN_FLIGHT_PER_STREAM: usize = 1024;
 async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, peer: &Peer) -> pb::CallReply {
     let (result, index): (Result<OpResult, FsError>, u64) = async {
         let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
-        let ctx = ctx_from(req.ctx, member, peer)?;
+        let (ctx, method) = ctx_from(req.ctx, member, peer)?;
         let op: Op = codec::decode(&req.op_bin, "op")?;
         let mode = ReadMode::from_wire(req.read_mode)?;
-        if matches!(op, Op::CommitBlockSynchronization { .. }) {
-            return Err(FsError::InvalidArgument(
-                "commitBlockSynchronization comes from DataNodes, not clients".into(),
-            ));
-        }
+        check_client_op(&op, method)?;
         Ok(member.call_from(ctx, op, mode, req.min_index, host).await)
     }
     .await
@@ -173,7 +234,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
         let peer = peer.map(Arc::new);
         let req = req.into_inner();
         let result: Result<AdminResult, FsError> = async {
-            let ctx = ctx_from(req.ctx, &self.member, &peer)?;
+            let (ctx, _) = ctx_from(req.ctx, &self.member, &peer)?;
             let op: AdminOp = codec::decode(&req.op_bin, "admin op")?;
             self.member.admin(&ctx, op).await
         }

@@ -224,6 +224,10 @@ pub trait Store: ReadView + Send + Sync + 'static {
 
     /// Files `holder` has open, in id order, at most `limit`.
     fn lease_files(&self, holder: &str, limit: usize) -> Result<Vec<InodeId>, StoreError>;
+
+    /// Meta rows whose keys start with `prefix` and sort after `after`, in
+    /// key order, at most `limit` (the delegation token sweep).
+    fn meta_page(&self, prefix: &str, after: &str, limit: usize) -> Result<Vec<(String, Vec<u8>)>, StoreError>;
 }
 
 /// Pending writes; `None` deletes. Later writes to one key replace earlier ones.
@@ -356,5 +360,8 @@ impl<T: Store + ?Sized> Store for std::sync::Arc<T> {
     }
     fn lease_files(&self, holder: &str, limit: usize) -> Result<Vec<InodeId>, StoreError> {
         (**self).lease_files(holder, limit)
+    }
+    fn meta_page(&self, prefix: &str, after: &str, limit: usize) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        (**self).meta_page(prefix, after, limit)
     }
 }

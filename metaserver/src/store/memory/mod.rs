@@ -556,6 +556,24 @@ impl Store for MemStore {
             .collect())
     }
 
+    fn meta_page(&self, prefix: &str, after: &str, limit: usize) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        use std::ops::Bound;
+        let start = if after < prefix { prefix } else { after };
+        let lower = if after < prefix {
+            Bound::Included(start)
+        } else {
+            Bound::Excluded(start)
+        };
+        let maps = self.maps.read();
+        Ok(maps
+            .meta
+            .range::<str, _>((lower, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
+
     fn lease_files(&self, holder: &str, limit: usize) -> Result<Vec<InodeId>, StoreError> {
         let maps = self.maps.read();
         Ok(maps

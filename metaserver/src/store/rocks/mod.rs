@@ -433,6 +433,35 @@ impl Store for RocksStore {
         Ok(out)
     }
 
+    fn meta_page(&self, prefix: &str, after: &str, limit: usize) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let g = self.current();
+        let start = if after < prefix { prefix } else { after };
+        let it = g.db().iterator_cf_opt(
+            g.cf(CF_META),
+            Self::read_opts(),
+            IteratorMode::From(start.as_bytes(), Direction::Forward),
+        );
+        let mut out = Vec::new();
+        for item in it {
+            if out.len() >= limit {
+                break;
+            }
+            let (k, v) = item.map_err(io)?;
+            if !k.starts_with(prefix.as_bytes()) {
+                break;
+            }
+            if &*k == after.as_bytes() {
+                continue;
+            }
+            let key = String::from_utf8(k.to_vec()).map_err(|e| StoreError::Corrupt {
+                table: CF_META,
+                detail: e.to_string(),
+            })?;
+            out.push((key, v.to_vec()));
+        }
+        Ok(out)
+    }
+
     fn lease_files(&self, holder: &str, limit: usize) -> Result<Vec<InodeId>, StoreError> {
         let mut prefix = holder.as_bytes().to_vec();
         prefix.push(0);
