@@ -6,8 +6,10 @@
 //! the certificate names; a call may not claim another. A call that
 //! presents a user certificate is held to it in either mode.
 //!
-//! Caveat: delegation tokens (the other credential HDFS's strong mode
-//! accepts) are not built yet.
+//! The other credential HDFS's strong mode accepts, a delegation token, is
+//! checked by the member against its replicated token table (a call on a
+//! connection without a user certificate may carry one); this type decides
+//! only between the name a call carries and a certificate.
 
 use std::fmt;
 use std::str::FromStr;
