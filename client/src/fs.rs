@@ -56,6 +56,11 @@ pub struct ClientOptions {
     /// A delegation token to authenticate with (by default the file
     /// `RAFTFS_DELEGATION_TOKEN` names, if set): calls then act as its owner.
     pub delegation_token: DelegationTokenSource,
+    /// Member addresses to reach through another address (a TCP proxy in
+    /// front of the member): member HOST:PORT → proxy HOST:PORT. Leader
+    /// hints name members, so they go through the proxy too. The fault
+    /// harness cuts clients off from members this way.
+    pub dial_via: HashMap<String, String>,
 }
 
 /// Reads from followers (HDFS observer reads).
@@ -100,6 +105,7 @@ impl Default for ClientOptions {
             short_circuit: true,
             tls: ClientTls::FromEnv,
             delegation_token: DelegationTokenSource::FromEnv,
+            dial_via: HashMap::new(),
         }
     }
 }
@@ -235,10 +241,11 @@ impl Core {
         if let Some(c) = map.get(addr) {
             return Ok(c.clone());
         }
+        let via = self.opts.dial_via.get(addr).map_or(addr, String::as_str);
         let ep = self
             .dialer
-            .endpoint(addr, PeerRole::Member)
-            .map_err(|e| FsError::InvalidArgument(format!("member address {addr:?}: {e}")))?
+            .endpoint(via, PeerRole::Member)
+            .map_err(|e| FsError::InvalidArgument(format!("member address {via:?}: {e}")))?
             .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
             .tcp_nodelay(true);
         let c = ep.connect_lazy();

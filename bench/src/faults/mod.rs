@@ -3,9 +3,10 @@
 //!
 //! Per run (seed `--seed + run - 1`): format and start `--members` member
 //! processes with a fault-injecting proxy on every link between them
-//! ([`proxy`]); `--clients` clients call the SDK and record a history
-//! ([`workload`]) while the [`nemesis`] injects one random fault at a time
-//! for `--secs`; then every fault is healed, the clients finish their last
+//! ([`proxy`]) and one between the clients and each member; `--clients`
+//! clients call the SDK and record a history ([`workload`]) while the
+//! [`nemesis`] injects random faults (sometimes two at once) for
+//! `--secs`; then every fault is healed, the clients finish their last
 //! call, and a final read of every contended path joins the history.
 //! The run passes when
 //! * the history is linearizable for the per-path model ([`checker`]),
@@ -34,7 +35,7 @@ use clap::Args;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use raftfs_client::{FileSystem, Identity};
+use raftfs_client::{ClientOptions, FileSystem, Identity};
 
 use crate::localns::LocalNameservice;
 use checker::{Input, Op};
@@ -154,12 +155,17 @@ async fn run_one(a: &FaultArgs, seed: u64) -> anyhow::Result<bool> {
         .context("make the run's directories")?;
 
     let stop = Arc::new(AtomicBool::new(false));
+    let routes = nemesis.client_routes();
     let mut clients = Vec::new();
     for c in 0..a.clients {
         let client_seed = seed.wrapping_mul(1_000_003).wrapping_add(c as u64);
         clients.push(tokio::spawn(w.clone().client(
             fs_uri.clone(),
-            tls.clone(),
+            ClientOptions {
+                tls: tls.clone(),
+                dial_via: routes.clone(),
+                ..ClientOptions::default()
+            },
             identity.clone(),
             c,
             client_seed,

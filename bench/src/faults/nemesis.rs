@@ -1,12 +1,21 @@
-//! The nemesis: random faults, one at a time so a majority always stays
-//! up, drawn from a seeded generator.
+//! The nemesis: random faults drawn from a seeded generator, such that a
+//! majority of members always stays up and connected.
 //!
 //! Faults: kill -9 of a member (restarted on its directory when the fault
 //! ends), SIGSTOP of a member (SIGCONT at the end), a member isolated from
 //! the others (every link through its proxies cut both ways), one directed
-//! link cut, and a slow disk (every fsync of a member's Raft log delayed).
-//! Half the time the target is the leader of the moment, else any member.
-//! Kinds are dealt from a shuffled deck of all five, so any five
+//! link cut, a slow disk (every fsync of a member's Raft log delayed), and
+//! the clients cut off from a member (their connections to it go through a
+//! proxy of their own, [`Nemesis::client_routes`]). Half the time the
+//! target is the leader of the moment, else any member.
+//!
+//! Several at once: [`OVERLAP_PERCENT`] of the faults come with a second
+//! one that starts and ends with it, chosen so that the members the first
+//! spares still form a connected majority: the clients cut off from
+//! another member, a slow disk on another member, or a link cut between
+//! the first's target and another member.
+//!
+//! Kinds are dealt from a shuffled deck of all six, so any six
 //! consecutive faults are one of each kind, and every run reports how many
 //! of each it drew ([`Nemesis::kinds_report`]), naming a kind it never drew
 //! rather than passing quietly without it. The choices and durations come
@@ -33,15 +42,32 @@ pub const HOLD_MS: (u64, u64) = (1000, 5000);
 pub const SLOW_FSYNC_MS: (u64, u64) = (100, 1500);
 
 /// The kinds of fault, in [`Fault::kind`] order, as reports name them.
-pub const FAULT_KINDS: [&str; 5] = ["kill -9", "SIGSTOP", "partition", "cut link", "slow disk"];
+pub const FAULT_KINDS: [&str; 6] = [
+    "kill -9",
+    "SIGSTOP",
+    "partition",
+    "cut link",
+    "slow disk",
+    "client partition",
+];
+/// Share of faults that come with a second one at the same time, percent.
+pub const OVERLAP_PERCENT: u32 = 40;
 
 #[derive(Debug, Clone)]
 pub enum Fault {
     Kill(u64),
     Pause(u64),
     Isolate(u64),
-    CutLink { from: u64, to: u64 },
-    SlowDisk { member: u64, delay_ms: u64 },
+    CutLink {
+        from: u64,
+        to: u64,
+    },
+    SlowDisk {
+        member: u64,
+        delay_ms: u64,
+    },
+    /// Every client connection to the member cut.
+    ClientPartition(u64),
 }
 
 impl Fault {
@@ -53,6 +79,16 @@ impl Fault {
             Fault::Isolate(_) => 2,
             Fault::CutLink { .. } => 3,
             Fault::SlowDisk { .. } => 4,
+            Fault::ClientPartition(_) => 5,
+        }
+    }
+
+    /// The member the fault is aimed at (a cut link's sender).
+    pub fn target(&self) -> u64 {
+        match self {
+            Fault::Kill(m) | Fault::Pause(m) | Fault::Isolate(m) | Fault::ClientPartition(m) => *m,
+            Fault::CutLink { from, .. } => *from,
+            Fault::SlowDisk { member, .. } => *member,
         }
     }
 }
@@ -65,6 +101,7 @@ impl std::fmt::Display for Fault {
             Fault::Isolate(m) => write!(f, "partition member {m} from the others"),
             Fault::CutLink { from, to } => write!(f, "cut link {from} -> {to}"),
             Fault::SlowDisk { member, delay_ms } => write!(f, "slow disk on member {member}: +{delay_ms} ms per fsync"),
+            Fault::ClientPartition(m) => write!(f, "cut the clients off from member {m}"),
         }
     }
 }
@@ -73,6 +110,10 @@ pub struct Nemesis {
     pub ns: LocalNameservice,
     /// Proxies by (from, to) member.
     pub links: BTreeMap<(u64, u64), LinkProxy>,
+    /// The clients' proxy to each member.
+    pub client_links: BTreeMap<u64, LinkProxy>,
+    /// Faults that came with a second one at once.
+    pub overlapping: usize,
     rng: StdRng,
     started: Instant,
     /// What was done, with times since the start, for the run's report.
@@ -93,6 +134,11 @@ impl Nemesis {
     pub async fn wire(mut ns: LocalNameservice, rng: StdRng, started: Instant) -> anyhow::Result<Nemesis> {
         let ids: Vec<u64> = ns.members.iter().map(|m| m.id).collect();
         let mut links = BTreeMap::new();
+        let mut client_links = BTreeMap::new();
+        for &m in &ids {
+            let target = ns.member(m).addr.parse().context("member address")?;
+            client_links.insert(m, LinkProxy::start(target).await.context("start client proxy")?);
+        }
         for &from in &ids {
             let mut routes = Vec::new();
             for &to in ids.iter().filter(|&&t| t != from) {
@@ -110,12 +156,23 @@ impl Nemesis {
         Ok(Nemesis {
             ns,
             links,
+            client_links,
+            overlapping: 0,
             rng,
             started,
             done: Vec::new(),
             deck: Vec::new(),
             drawn: [0; FAULT_KINDS.len()],
         })
+    }
+
+    /// What the clients dial instead of each member (its proxy), for `ClientOptions::dial_via`.
+    pub fn client_routes(&self) -> std::collections::HashMap<String, String> {
+        self.ns
+            .members
+            .iter()
+            .map(|m| (m.addr.clone(), self.client_links[&m.id].listen.to_string()))
+            .collect()
     }
 
     fn between(&mut self, (lo, hi): (u64, u64)) -> u64 {
@@ -141,8 +198,9 @@ impl Nemesis {
         self.deck.pop().expect("a refilled deck is not empty")
     }
 
-    /// "fault kinds: kill -9 2, SIGSTOP 1, ..." and, when the run missed
-    /// some, "; none drawn of: ...".
+    /// "fault kinds: kill -9 2, SIGSTOP 1, ..." (second faults included),
+    /// when the run missed some "; none drawn of: ...", and "; N with a
+    /// second fault at once".
     pub fn kinds_report(&self) -> String {
         let counts: Vec<String> = FAULT_KINDS
             .iter()
@@ -159,6 +217,7 @@ impl Nemesis {
         if !missing.is_empty() {
             s.push_str(&format!("; none drawn of: {}", missing.join(", ")));
         }
+        s.push_str(&format!("; {} with a second fault at once", self.overlapping));
         s
     }
 
@@ -179,13 +238,38 @@ impl Nemesis {
                     Fault::CutLink { from: to, to: target }
                 }
             }
-            _ => {
+            4 => {
                 let delay_ms = self.between(SLOW_FSYNC_MS);
                 Fault::SlowDisk {
                     member: target,
                     delay_ms,
                 }
             }
+            _ => Fault::ClientPartition(target),
+        }
+    }
+
+    /// A second fault to run with `first` (see the module docs), or none.
+    fn second(&mut self, first: &Fault) -> Option<Fault> {
+        if self.rng.gen_range(0..100) >= OVERLAP_PERCENT {
+            return None;
+        }
+        let x = first.target();
+        let others: Vec<u64> = self.ns.members.iter().map(|m| m.id).filter(|&m| m != x).collect();
+        let y = others[self.rng.gen_range(0..others.len())];
+        let f = match self.rng.gen_range(0..3) {
+            0 => Fault::ClientPartition(y),
+            1 => Fault::SlowDisk {
+                member: y,
+                delay_ms: self.between(SLOW_FSYNC_MS),
+            },
+            _ if self.rng.gen_bool(0.5) => Fault::CutLink { from: x, to: y },
+            _ => Fault::CutLink { from: y, to: x },
+        };
+        // The very link the first one cuts: no second fault this time.
+        match (first, &f) {
+            (Fault::CutLink { from: a, to: b }, Fault::CutLink { from: c, to: d }) if (a, b) == (c, d) => None,
+            _ => Some(f),
         }
     }
 
@@ -217,6 +301,10 @@ impl Nemesis {
             Fault::SlowDisk { member, .. } => {
                 std::fs::remove_file(slow_file(&self.ns, *member)).context("remove slow-disk file")
             }
+            Fault::ClientPartition(m) => {
+                self.client_links[m].set_up(!active);
+                Ok(())
+            }
         }
     }
 
@@ -236,13 +324,26 @@ impl Nemesis {
             }
             let fault = self.draw().await;
             self.drawn[fault.kind()] += 1;
+            let second = self.second(&fault);
             let hold = self.between(HOLD_MS);
-            let line = format!("  t={:6.2}s  {fault} for {:.1}s", self.secs(), hold as f64 / 1000.0);
+            let mut line = format!("  t={:6.2}s  {fault}", self.secs());
+            if let Some(f) = &second {
+                self.drawn[f.kind()] += 1;
+                self.overlapping += 1;
+                line.push_str(&format!(" and at once {f}"));
+            }
+            line.push_str(&format!(" for {:.1}s", hold as f64 / 1000.0));
             println!("{line}");
             self.done.push(line);
             self.set_fault(&fault, true)?;
+            if let Some(f) = &second {
+                self.set_fault(f, true)?;
+            }
             tokio::time::sleep(Duration::from_millis(hold)).await;
             self.set_fault(&fault, false)?;
+            if let Some(f) = &second {
+                self.set_fault(f, false)?;
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! The clients of a fault run and the history they record.
 //!
-//! Each client is its own SDK `FileSystem` (its own client id, so its
+//! Each client reaches the members through the nemesis's client proxies
+//! (so it can be cut off from one). Each is its own SDK `FileSystem` (its own client id, so its
 //! retries are answered from the retry table) and draws its calls from its
 //! own seeded generator: mostly calls on a few contended paths
 //! (`<base>/k<i>`: create, mkdirs, delete, setPermission, getFileInfo, and
@@ -22,7 +23,7 @@ use std::time::Instant;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use raftfs_client::{ClientOptions, ClientTls, FileSystem, FollowerReads, Identity};
+use raftfs_client::{ClientOptions, FileSystem, FollowerReads, Identity};
 use raftfs_proto::{FsError, Permission};
 
 use super::checker::{Input, Op, Output, Value};
@@ -64,7 +65,8 @@ impl Workload {
     pub async fn client(
         self: Arc<Self>,
         fs_uri: String,
-        tls: ClientTls,
+        // TLS and the routes through the nemesis's client proxies.
+        base: ClientOptions,
         identity: Identity,
         c: usize,
         seed: u64,
@@ -76,8 +78,7 @@ impl Workload {
             } else {
                 FollowerReads::Off
             },
-            tls,
-            ..ClientOptions::default()
+            ..base
         };
         let fs = FileSystem::connect(&fs_uri, identity, opts)?;
         let mut rng = StdRng::seed_from_u64(seed);
