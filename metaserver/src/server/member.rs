@@ -507,7 +507,22 @@ impl Member {
         &self,
         token: &raftfs_proto::DelegationToken,
     ) -> Result<raftfs_proto::DelegationTokenIdentifier, FsError> {
-        namespace::delegation::verify(&*self.shared.store.view(), token, now_ms())
+        // A follower may not have applied the entry that issued the token
+        // yet (its client fetched it from the leader a moment ago): a token
+        // it does not know answers `Unavailable`, which the client retries;
+        // the leader's answer is final.
+        let view = self.shared.store.view();
+        let r = namespace::delegation::verify(&*view, token, now_ms());
+        if r.is_err() && !self.data.is_leader() {
+            let seq = token.identifier.sequence_number;
+            if namespace::delegation::token_record(&*view, seq)?.is_none() {
+                return Err(FsError::Unavailable(format!(
+                    "member {} has not applied delegation token {seq} (if it exists): ask the leader",
+                    self.version.member_id
+                )));
+            }
+        }
+        r
     }
 
     /// As the leader: the log index a linearizable read must see applied.
