@@ -15,12 +15,14 @@ mod delegation;
 pub mod dfs;
 mod fs;
 mod identity;
+mod options;
 mod tls;
 pub mod uri;
 
 pub use data::{FileChecksum, FileReader, FileWriter};
 pub use delegation::{read_token_file, write_token_file, DelegationTokenSource, DELEGATION_TOKEN_ENV};
-pub use fs::{ClientOptions, FileSystem, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
+pub use fs::FileSystem;
 pub use identity::Identity;
+pub use options::{ClientOptions, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};
 pub use tls::{ClientTls, CA_ENV, CREDENTIALS_ENV, INSECURE_ENV};

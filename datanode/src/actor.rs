@@ -74,9 +74,7 @@ pub async fn run_nameservice(node: Arc<Node>, members: Vec<String>) {
         }
     };
     node.set_uuid(&ident.datanode_uuid);
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
+    let now_ms = raftfs_trust::block_token::wall_clock_ms();
     if let Err(e) = node
         .storage
         .open_pool(&info.block_pool_id, info.namespace_id, &info.cluster_id, now_ms)

@@ -36,7 +36,7 @@ use raftfs_proto::datanode::{
 };
 use raftfs_proto::pb::data_transfer_server::DataTransfer;
 use raftfs_proto::pb::{DnMessage, ReadBlockRequest, ReadChunk, WriteAck, WritePacket};
-use raftfs_proto::{AccessMode, Block, FsError, ReplicaState};
+use raftfs_proto::{AccessMode, Block, BlockToken, FsError, ReplicaState};
 
 use raftfs_trust::PeerRole;
 
@@ -322,6 +322,16 @@ async fn receive_block(
 
 type ChunkStream = Pin<Box<dyn Stream<Item = Result<ReadChunk, Status>> + Send>>;
 
+impl TransferService {
+    /// [`Node::check_token`], as the gRPC status a refusal travels in.
+    #[allow(clippy::result_large_err)]
+    fn check(&self, token: Option<&BlockToken>, bpid: &str, block_id: u64, mode: AccessMode) -> Result<(), Status> {
+        self.node
+            .check_token(token, bpid, block_id, mode)
+            .map_err(|e| to_status(&e))
+    }
+}
+
 #[tonic::async_trait]
 impl DataTransfer for TransferService {
     type WriteBlockStream = AckStream;
@@ -337,14 +347,12 @@ impl DataTransfer for TransferService {
             .await?
             .ok_or_else(|| Status::invalid_argument("empty write stream"))?;
         let header: WriteHeader = codec::decode(&first.header_bin, "write header").map_err(|e| to_status(&e))?;
-        self.node
-            .check_token(
-                header.token.as_ref(),
-                &header.block_pool_id,
-                header.block.id,
-                AccessMode::Write,
-            )
-            .map_err(|e| to_status(&e))?;
+        self.check(
+            header.token.as_ref(),
+            &header.block_pool_id,
+            header.block.id,
+            AccessMode::Write,
+        )?;
         if header.downstream.len() > raftfs_proto::limits::MAX_REPLICATION as usize {
             return Err(Status::invalid_argument("pipeline longer than the largest replication"));
         }
@@ -356,14 +364,12 @@ impl DataTransfer for TransferService {
     async fn read_block(&self, req: Request<ReadBlockRequest>) -> Result<Response<Self::ReadBlockStream>, Status> {
         let header: ReadHeader =
             codec::decode(&req.into_inner().header_bin, "read header").map_err(|e| to_status(&e))?;
-        self.node
-            .check_token(
-                header.token.as_ref(),
-                &header.block_pool_id,
-                header.block.id,
-                AccessMode::Read,
-            )
-            .map_err(|e| to_status(&e))?;
+        self.check(
+            header.token.as_ref(),
+            &header.block_pool_id,
+            header.block.id,
+            AccessMode::Read,
+        )?;
         let node = self.node.clone();
         let pool = pool_of(&node, &header.block_pool_id).map_err(|e| to_status(&e))?;
         let (n2, p2) = (node.clone(), pool.clone());
@@ -410,9 +416,7 @@ impl DataTransfer for TransferService {
 
     async fn replica_info(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         let q: ReplicaQuery = decode_msg(req.get_ref(), "replica query")?;
-        self.node
-            .check_token(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)
-            .map_err(|e| to_status(&e))?;
+        self.check(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
         let r = pool
             .get(q.block.id)
@@ -431,9 +435,7 @@ impl DataTransfer for TransferService {
     async fn block_checksum(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         use md5::Digest;
         let q: ReplicaQuery = decode_msg(req.get_ref(), "block checksum query")?;
-        self.node
-            .check_token(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)
-            .map_err(|e| to_status(&e))?;
+        self.check(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
         let n = self.node.clone();
         let sum = blocking(move || {
@@ -457,9 +459,7 @@ impl DataTransfer for TransferService {
 
     async fn transfer_block(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         let t: TransferRequest = decode_msg(req.get_ref(), "transfer request")?;
-        self.node
-            .check_token(t.token.as_ref(), &t.block_pool_id, t.block.id, AccessMode::Copy)
-            .map_err(|e| to_status(&e))?;
+        self.check(t.token.as_ref(), &t.block_pool_id, t.block.id, AccessMode::Copy)?;
         let b = crate::copy::transfer(&self.node, &t).await.map_err(|e| to_status(&e))?;
         reply(&b)
     }

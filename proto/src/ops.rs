@@ -299,6 +299,28 @@ impl Op {
     }
 }
 
+impl OpResult {
+    /// The blocks this result names (block access tokens go on them).
+    pub fn located_blocks_mut(&mut self) -> Vec<&mut LocatedBlock> {
+        match self {
+            OpResult::Located(lb) => vec![lb],
+            OpResult::Blocks(lbs) => lbs.blocks.iter_mut().collect(),
+            OpResult::Appended { last: Some(lb), .. } => vec![lb],
+            _ => Vec::new(),
+        }
+    }
+
+    /// [`OpResult::located_blocks_mut`], read-only.
+    pub fn located_blocks(&self) -> Vec<&LocatedBlock> {
+        match self {
+            OpResult::Located(lb) => vec![lb],
+            OpResult::Blocks(lbs) => lbs.blocks.iter().collect(),
+            OpResult::Appended { last: Some(lb), .. } => vec![lb],
+            _ => Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OpResult {
     Unit,

@@ -158,33 +158,19 @@ pub trait BlockTokenCarrier {
     fn put_block_tokens(&mut self, tokens: Vec<BlockToken>);
 }
 
-fn located_blocks_mut(r: &mut crate::OpResult) -> Vec<&mut crate::LocatedBlock> {
-    use crate::OpResult;
-    match r {
-        OpResult::Located(lb) => vec![lb],
-        OpResult::Blocks(lbs) => lbs.blocks.iter_mut().collect(),
-        OpResult::Appended { last: Some(lb), .. } => vec![lb],
-        _ => Vec::new(),
-    }
-}
-
 impl BlockTokenCarrier for crate::OpResult {
     fn block_tokens(&self) -> Vec<BlockToken> {
-        use crate::OpResult;
-        let blocks: Vec<&crate::LocatedBlock> = match self {
-            OpResult::Located(lb) => vec![lb],
-            OpResult::Blocks(lbs) => lbs.blocks.iter().collect(),
-            OpResult::Appended { last: Some(lb), .. } => vec![lb],
-            _ => Vec::new(),
-        };
-        blocks.into_iter().filter_map(|lb| lb.token.clone()).collect()
+        self.located_blocks()
+            .into_iter()
+            .filter_map(|lb| lb.token.clone())
+            .collect()
     }
 
     fn put_block_tokens(&mut self, tokens: Vec<BlockToken>) {
         if tokens.is_empty() {
             return;
         }
-        for lb in located_blocks_mut(self) {
+        for lb in self.located_blocks_mut() {
             lb.token = tokens.iter().find(|t| t.identifier.block_id == lb.block.id).cloned();
         }
     }

@@ -68,14 +68,16 @@ pub fn delegation_keys<V: ReadView + ?Sized>(view: &V) -> Result<Vec<DelegationK
     }
 }
 
+/// A token row's record.
+pub fn decode_token_row(raw: &[u8]) -> Result<TokenRecord, StoreError> {
+    bincode::deserialize(raw).map_err(|e| corrupt("delegation token", e))
+}
+
 /// The record of live token `seq`.
 pub fn token_record<V: ReadView + ?Sized>(view: &V, seq: u64) -> Result<Option<TokenRecord>, StoreError> {
-    match view.meta(&token_key(seq))? {
-        Some(raw) => bincode::deserialize(&raw)
-            .map(Some)
-            .map_err(|e| corrupt("delegation token", e)),
-        None => Ok(None),
-    }
+    view.meta(&token_key(seq))?
+        .map(|raw| decode_token_row(&raw))
+        .transpose()
 }
 
 /// Tokens live now.
@@ -122,13 +124,6 @@ pub fn verify<V: ReadView + ?Sized>(
     Ok(rec.identifier)
 }
 
-fn check_name(what: &str, name: &str) -> Result<(), FsError> {
-    if name.len() > raftfs_proto::limits::MAX_PRINCIPAL_LEN_BYTES || name.contains(char::is_control) {
-        return Err(FsError::InvalidArgument(format!("{what} {name:?} is not a user name")));
-    }
-    Ok(())
-}
-
 impl<V: ReadView + ?Sized> Planner<'_, V> {
     pub(crate) fn get_delegation_token(
         &mut self,
@@ -136,7 +131,9 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
         max_lifetime_ms: u64,
         renew_interval_ms: u64,
     ) -> Result<OpResult, FsError> {
-        check_name("renewer", renewer)?;
+        if !renewer.is_empty() {
+            super::check_principal(renewer)?;
+        }
         let keys = delegation_keys(self.view)?;
         let Some(key) = keys.iter().rfind(|k| k.expiry_ms > self.time) else {
             return Err(FsError::Unavailable(

@@ -12,6 +12,7 @@
 //! on the apply path treat it as fatal.
 
 pub mod apply;
+mod attrs;
 pub mod command;
 pub mod data;
 pub mod delegation;

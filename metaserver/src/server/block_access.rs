@@ -4,7 +4,7 @@
 //! Which answers carry tokens, for which access:
 //! - getBlockLocations: READ on every block listed;
 //! - addBlock and updateBlockForPipeline: WRITE on the block;
-//! - append (and create with append): READ and WRITE on the last block (the
+//! - append: READ and WRITE on the last block (the
 //!   writer reads the partial last chunk back before it appends);
 //! - getAdditionalDatanode: COPY (the writer asks a DataNode of its
 //!   pipeline to copy the replica to the new node).
@@ -14,9 +14,10 @@
 //! them enters the log. A member that runs without TLS (`--insecure`) mints
 //! none, and its DataNodes check none.
 
-use raftfs_proto::{AccessMode, AccessModes, ExportedBlockKeys, FsError, LocatedBlock, Op, OpResult};
-use raftfs_trust::block_token::wall_clock_ms;
+use raftfs_proto::{AccessMode, AccessModes, ExportedBlockKeys, FsError, Op, OpResult};
 use raftfs_trust::{BlockTokenSecretManager, BlockTokenTimes};
+
+use super::member::now_ms;
 
 pub struct BlockAccess {
     keys: Option<BlockTokenSecretManager>,
@@ -28,7 +29,7 @@ pub fn grant_for(op: &Op) -> Option<AccessModes> {
     let modes: &[AccessMode] = match op {
         Op::GetBlockLocations { .. } => &[Read],
         Op::AddBlock { .. } | Op::UpdateBlockForPipeline { .. } => &[Write],
-        Op::Append { .. } | Op::Create { .. } => &[Read, Write],
+        Op::Append { .. } => &[Read, Write],
         Op::GetAdditionalDatanode { .. } => &[Copy],
         _ => return None,
     };
@@ -39,7 +40,7 @@ impl BlockAccess {
     /// Tokens for `block_pool_id` timed by `times`, or none at all (`enabled` false).
     pub fn new(enabled: bool, block_pool_id: &str, times: BlockTokenTimes) -> BlockAccess {
         BlockAccess {
-            keys: enabled.then(|| BlockTokenSecretManager::new(block_pool_id, times, wall_clock_ms())),
+            keys: enabled.then(|| BlockTokenSecretManager::new(block_pool_id, times, now_ms())),
         }
     }
 
@@ -49,7 +50,7 @@ impl BlockAccess {
 
     /// The keys for a DataNode's registration or heartbeat reply.
     pub fn export(&self) -> Option<ExportedBlockKeys> {
-        self.keys.as_ref().map(|k| k.export(wall_clock_ms()))
+        self.keys.as_ref().map(|k| k.export(now_ms()))
     }
 
     /// Put tokens for `modes`, issued to `user`, on every block `r` names.
@@ -57,16 +58,10 @@ impl BlockAccess {
         let (Some(keys), Some(modes)) = (&self.keys, modes) else {
             return Ok(());
         };
-        let now = wall_clock_ms();
-        let one = |lb: &mut LocatedBlock| -> Result<(), FsError> {
+        let now = now_ms();
+        for lb in r.located_blocks_mut() {
             lb.token = Some(keys.mint(user, lb.block.id, modes, now)?);
-            Ok(())
-        };
-        match r {
-            OpResult::Located(lb) => one(lb),
-            OpResult::Blocks(lbs) => lbs.blocks.iter_mut().try_for_each(one),
-            OpResult::Appended { last: Some(lb), .. } => one(lb),
-            _ => Ok(()),
         }
+        Ok(())
     }
 }

@@ -15,7 +15,9 @@ use raftfs_trust::delegation::new_delegation_secret;
 
 use super::data::DataPath;
 use super::member::now_ms;
-use crate::namespace::delegation::{delegation_keys, TokenRecord, MAX_TOKENS_PER_EXPIRY, META_DELEGATION_TOKEN_PREFIX};
+use crate::namespace::delegation::{
+    decode_token_row, delegation_keys, MAX_TOKENS_PER_EXPIRY, META_DELEGATION_TOKEN_PREFIX,
+};
 
 /// How often the leader sweeps expired delegation tokens (HDFS
 /// `dfs.namenode.delegation.token.remover.scan.interval`, 1 hour; shorter
@@ -78,8 +80,9 @@ impl DataPath {
     /// The leader's periodic work: roll the master key when due, and every
     /// [`DELEGATION_SWEEP_INTERVAL_MS`] drop expired tokens and keys.
     pub(crate) async fn tend_delegation_tokens(&self, sweep: bool) -> Result<(), FsError> {
+        let keys = delegation_keys(&*self.shared.store.view())?;
         // No key is made before the first token is asked for.
-        if delegation_keys(&*self.shared.store.view())?.is_empty() {
+        if keys.is_empty() {
             return Ok(());
         }
         self.ensure_delegation_key().await?;
@@ -87,36 +90,29 @@ impl DataPath {
             return Ok(());
         }
         let now = now_ms();
-        let rows = self
+        let mut expired = Vec::new();
+        for (row, raw) in self
             .shared
             .store
-            .meta_page(META_DELEGATION_TOKEN_PREFIX, "", MAX_TOKENS_PER_SWEEP)?;
-        let mut expired = Vec::new();
-        for (key, raw) in rows {
-            match bincode::deserialize::<TokenRecord>(&raw) {
+            .meta_page(META_DELEGATION_TOKEN_PREFIX, "", MAX_TOKENS_PER_SWEEP)?
+        {
+            match decode_token_row(&raw) {
                 Ok(r) if r.expiry_ms < now => expired.push(r.identifier.sequence_number),
                 Ok(_) => {}
-                Err(e) => tracing::warn!(row = %key, error = %e, "unreadable delegation token row"),
+                Err(e) => tracing::warn!(%row, error = %e, "unreadable delegation token row"),
             }
         }
-        let keys_expired = delegation_keys(&*self.shared.store.view())?
-            .iter()
-            .any(|k| k.expiry_ms < now);
-        if expired.is_empty() && !keys_expired {
-            return Ok(());
+        let mut entries: Vec<Vec<u64>> = expired.chunks(MAX_TOKENS_PER_EXPIRY).map(<[u64]>::to_vec).collect();
+        // Expired keys go even when no token does (every entry drops them).
+        if entries.is_empty() && keys.iter().any(|k| k.expiry_ms < now) {
+            entries.push(Vec::new());
         }
-        tracing::info!(tokens = expired.len(), "removing expired delegation tokens");
-        for chunk in expired.chunks(MAX_TOKENS_PER_EXPIRY).map(<[u64]>::to_vec).chain(
-            // Expired keys go even when no token does.
-            expired.is_empty().then(Vec::new),
-        ) {
+        if !expired.is_empty() {
+            tracing::info!(tokens = expired.len(), "removing expired delegation tokens");
+        }
+        for sequence_numbers in entries {
             self.writes
-                .write(
-                    self.system_ctx(),
-                    Op::ExpireDelegationTokens {
-                        sequence_numbers: chunk,
-                    },
-                )
+                .write(self.system_ctx(), Op::ExpireDelegationTokens { sequence_numbers })
                 .await?;
         }
         Ok(())
