@@ -364,11 +364,7 @@ impl BlockKeyRing {
 }
 
 /// Unix milliseconds on this host's clock (token expiry and key rolls).
-pub fn wall_clock_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
+pub use crate::clock::wall_clock_ms;
 
 #[cfg(test)]
 mod tests {

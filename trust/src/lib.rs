@@ -34,6 +34,7 @@
 mod authority;
 pub mod block_token;
 mod client_auth;
+pub mod clock;
 mod credentials;
 pub mod delegation;
 mod error;

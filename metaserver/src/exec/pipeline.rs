@@ -27,7 +27,7 @@
 //! entry at a time, each applied before the next is planned.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use parking_lot::RwLock;
 use tokio::sync::{watch, Semaphore};
@@ -39,6 +39,7 @@ use super::epoch::LeaderEpoch;
 use super::prepare::{lock_requests, Attempt, Preparer, MAX_PLAN_ATTEMPTS};
 use super::ExecMode;
 use crate::locks::{LockPool, PathLockRequest, Wait};
+use crate::log_clock::LogClock;
 use crate::namespace::{
     check_ctx, plan_reclaim_write, Command, NsConfig, PlannedWrite, ReclaimCursor, MAX_LEADER_WRITES_IN_FLIGHT,
 };
@@ -56,14 +57,6 @@ pub const MAX_ASYNC_LOCK_WAITS: usize = 8;
 /// does not lead) before it looks again.
 pub const RECLAIM_IDLE_MS: u64 = 200;
 
-/// The leader's clock, in ms since the epoch.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 /// The namespace config (`None` until the namespace is formatted).
 pub type ConfigSource = Arc<dyn Fn() -> Option<NsConfig> + Send + Sync>;
 
@@ -73,6 +66,8 @@ pub struct WritePipeline {
     store: Arc<dyn Store>,
     config: ConfigSource,
     proposer: Arc<dyn Proposer>,
+    /// The time entries are proposed at (see [`LogClock`]).
+    clock: Arc<LogClock>,
     ops: Batcher<(CallCtx, Op)>,
     deltas: Batcher<PlannedWrite>,
     pool: Arc<LockPool>,
@@ -90,6 +85,7 @@ impl WritePipeline {
         store: Arc<dyn Store>,
         config: ConfigSource,
         proposer: Arc<dyn Proposer>,
+        clock: Arc<LogClock>,
         max_per_entry: usize,
     ) -> WritePipeline {
         let ops = Batcher::start(proposer.clone(), max_per_entry, |time_ms, ops| Command::Ops {
@@ -105,6 +101,7 @@ impl WritePipeline {
             store,
             config,
             proposer,
+            clock,
             ops,
             deltas,
             pool: Arc::new(LockPool::default()),
@@ -164,7 +161,7 @@ impl WritePipeline {
     /// Execute one write (the caller checked it is one) in the pipeline's mode.
     pub async fn write(&self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
         match self.mode {
-            ExecMode::Apply => self.ops.submit(None, now_ms(), (ctx, op)).await?,
+            ExecMode::Apply => self.ops.submit(None, self.clock.now(), (ctx, op)).await?,
             ExecMode::Leader => self.write_on_leader(ctx, op).await,
         }
     }
@@ -201,7 +198,7 @@ impl WritePipeline {
             .acquire()
             .await
             .map_err(|_| FsError::Unavailable("member is shutting down".into()))?;
-        let time_ms = epoch.clock(now_ms());
+        let time_ms = epoch.clock(self.clock.now());
         let mut requests = lock_requests(&op);
         let mut async_waits = 0;
         let mut attempts = 0;
@@ -296,7 +293,7 @@ impl WritePipeline {
         // A failed guard (a step planned on state a racing step changed)
         // is answered like any write; the next step plans afresh.
         self.deltas
-            .submit(Some(epoch.term), epoch.clock(now_ms()), write)
+            .submit(Some(epoch.term), epoch.clock(self.clock.now()), write)
             .await??;
         Ok(n)
     }

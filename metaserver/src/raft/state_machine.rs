@@ -27,6 +27,8 @@ use tokio::sync::watch;
 use super::snapshot::{SnapshotDir, Snapshots};
 use super::{CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::blocks::BlockManager;
+use crate::log_clock::LogClock;
+use crate::namespace::apply::last_time;
 use crate::namespace::{
     format_info, read_counter, Applier, FormatInfo, NsConfig, Overlay, META_DECOMMISSION, META_NEXT_BLOCK_ID,
 };
@@ -46,6 +48,8 @@ pub struct SmShared {
     pub blocks: Arc<BlockManager>,
     /// The member's snapshots (the Raft service writes received ones here).
     pub snapshots: Arc<Snapshots>,
+    /// The member's log clock: applied entries' times move it forward.
+    pub log_clock: Arc<LogClock>,
     cfg: RwLock<Option<(NsConfig, FormatInfo)>>,
     applied_tx: watch::Sender<u64>,
 }
@@ -132,10 +136,15 @@ impl NsStateMachine {
         }
         let applied = read_bincode::<LogId>(&*store, META_APPLIED)?;
         let (applied_tx, _) = watch::channel(applied.map_or(0, |l| l.index));
+        let log_clock = Arc::new(LogClock::new(
+            last_time(&*store).map_err(io_err)?,
+            raftfs_trust::clock::wall_clock_ms,
+        ));
         let shared = Arc::new(SmShared {
             store,
             blocks,
             snapshots,
+            log_clock,
             cfg: RwLock::new(None),
             applied_tx,
         });
@@ -155,7 +164,7 @@ impl NsStateMachine {
         };
         let store = self.shared.store.clone();
         let mut answers = Vec::with_capacity(items.len());
-        let (batch, formatted) = {
+        let (batch, formatted, applied_time) = {
             let view = store.view();
             let mut overlay: Overlay<'_, dyn ReadView + '_> = Overlay::new(&*view);
             let mut applier = Applier::new(&overlay, self.shared.config()).map_err(io_err)?;
@@ -176,7 +185,8 @@ impl NsStateMachine {
             if let Some(m) = &membership {
                 overlay.put_meta(META_MEMBERSHIP, bincode::serialize(m).expect("serialize membership"));
             }
-            (overlay.into_batch(), applier.formatted())
+            let applied_time = applier.last_time_ms();
+            (overlay.into_batch(), applier.formatted(), applied_time)
         };
         let block_changes = batch.blocks.clone();
         let next_block = batch
@@ -199,6 +209,7 @@ impl NsStateMachine {
         if formatted {
             self.shared.reload().map_err(io_err)?;
         }
+        self.shared.log_clock.observe(applied_time);
         self.shared.applied_tx.send_replace(applied.index);
         for (responder, response) in answers {
             if let Some(r) = responder {
@@ -279,6 +290,8 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
         .map_err(io::Error::other)??;
         self.shared.reload().map_err(io_err)?;
         self.shared.reload_blocks().map_err(io_err)?;
+        let installed_time = last_time(&*self.shared.store).map_err(io_err)?;
+        self.shared.log_clock.observe(installed_time);
         self.shared
             .applied_tx
             .send_replace(meta.last_log_id.as_ref().map_or(0, |l| l.index));

@@ -17,7 +17,6 @@ use openraft::ServerState;
 
 use raftfs_proto::{Block, CallCtx, FsError, LocatedBlocks, Op, OpResult};
 
-use super::member::now_ms;
 use crate::blocks::BlockManager;
 use crate::exec::pipeline::WritePipeline;
 use crate::namespace::data::RECOVERY_HOLDER;
@@ -331,7 +330,9 @@ impl DataPath {
         if self.blocks.in_safemode() {
             return Ok(());
         }
-        let now = now_ms();
+        // Ages in log time, reckoned on the monotonic clock: a stepped wall
+        // clock neither expires a live lease nor keeps a dead one.
+        let now = self.shared.log_clock.estimate();
         let leases = self.shared.store.leases_page("", MAX_LEASES_PER_CHECK)?;
         for (holder, rec) in leases {
             let age = now.saturating_sub(rec.renewed_ms);

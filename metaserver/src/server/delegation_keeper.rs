@@ -14,7 +14,6 @@ use raftfs_proto::{DelegationKey, FsError, Op};
 use raftfs_trust::delegation::new_delegation_secret;
 
 use super::data::DataPath;
-use super::member::now_ms;
 use crate::namespace::delegation::{
     decode_token_row, delegation_keys, MAX_TOKENS_PER_EXPIRY, META_DELEGATION_TOKEN_PREFIX,
 };
@@ -56,7 +55,7 @@ impl DataPath {
     /// than the key update interval.
     pub(crate) async fn ensure_delegation_key(&self) -> Result<(), FsError> {
         let _one_at_a_time = self.delegation_key_lock.lock().await;
-        let now = now_ms();
+        let now = self.shared.log_clock.estimate();
         let keys = delegation_keys(&*self.shared.store.view())?;
         let newest = keys.last();
         if newest
@@ -89,7 +88,7 @@ impl DataPath {
         if !sweep {
             return Ok(());
         }
-        let now = now_ms();
+        let now = self.shared.log_clock.estimate();
         let mut expired = Vec::new();
         for (row, raw) in self
             .shared

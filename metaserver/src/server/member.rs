@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use openraft::async_runtime::WatchReceiver;
 use openraft::errors::{LinearizableReadError, RaftError};
@@ -191,11 +191,9 @@ impl ReadMode {
     }
 }
 
+/// This host's wall clock in Unix milliseconds (see `raftfs_trust::clock`).
 pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    raftfs_trust::clock::wall_clock_ms()
 }
 
 pub(crate) fn read_error(e: RaftError<TypeConfig, LinearizableReadError<TypeConfig>>) -> FsError {
@@ -292,6 +290,7 @@ impl Member {
                 raft: raft.clone(),
                 version_addrs: version.members.clone(),
             }),
+            shared.log_clock.clone(),
             cfg.max_ops_per_entry,
         ));
         let read_index_client = Coalesced::new(RemoteReadIndex::new(
@@ -512,7 +511,7 @@ impl Member {
         // it does not know answers `Unavailable`, which the client retries;
         // the leader's answer is final.
         let view = self.shared.store.view();
-        let r = namespace::delegation::verify(&*view, token, now_ms());
+        let r = namespace::delegation::verify(&*view, token, self.shared.log_clock.estimate());
         if r.is_err() && !self.data.is_leader() {
             let seq = token.identifier.sequence_number;
             if namespace::delegation::token_record(&*view, seq)?.is_none() {
