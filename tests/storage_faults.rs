@@ -7,6 +7,13 @@
 //! stops and the process exits saying why, as a NameNode whose journal
 //! failed does. Writers move to the new leader and every write they were
 //! told succeeded is there. Disarmed and restarted, the member rejoins.
+//!
+//! A leader whose disk fills up (a small tmpfs filled to the brim: ENOSPC)
+//! does the same.
+//!
+//! A DataNode volume whose opens fail with EIO (a second shim, armed for
+//! one process and one directory) is taken out of service; its replicas are
+//! reported lost and copied from the others.
 
 mod common;
 
@@ -17,10 +24,10 @@ use std::time::{Duration, Instant};
 
 use common::{Cluster, CreateLoad};
 
-/// Build the EIO shim into `dir`; its path.
-fn build_shim(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/shims/eio_fsync.c");
-    let out = dir.join("eio_fsync.so");
+/// Build the shim `tests/shims/<name>.c` into `dir`; its path.
+fn build_shim(dir: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/shims/{name}.c"));
+    let out = dir.join(format!("{name}.so"));
     let status = Command::new("cc")
         .args(["-shared", "-fPIC", "-O2", "-o"])
         .arg(&out)
@@ -28,7 +35,7 @@ fn build_shim(dir: &Path) -> PathBuf {
         .arg("-ldl")
         .status()
         .expect("run cc (a C compiler is needed to build RocksDB, so it is installed)");
-    assert!(status.success(), "building the EIO shim failed");
+    assert!(status.success(), "building the {name} shim failed");
     out
 }
 
@@ -43,7 +50,7 @@ fn role_of(c: &Cluster, member: u64) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_whose_fsyncs_fail_acknowledges_nothing_more_and_gives_up_leadership() {
     let shims = tempfile::tempdir().unwrap();
-    let shim = build_shim(shims.path());
+    let shim = build_shim(shims.path(), "eio_fsync");
     let arm_dir = shims.path().join("arm");
     std::fs::create_dir(&arm_dir).unwrap();
     let mut c = Cluster::start(3, "rocksdb");
@@ -137,4 +144,311 @@ async fn a_leader_whose_fsyncs_fail_acknowledges_nothing_more_and_gives_up_leade
     fs.create("/eio/after", false)
         .await
         .expect("a create after it rejoined");
+}
+
+/// Every `blk_<id>` replica file under `dir`, by block id.
+fn replica_ids_under(dir: &Path) -> Vec<u64> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(replica_ids_under(&p));
+        } else if let Some(id) = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("blk_"))
+            .filter(|n| !n.contains('.') && !n.contains('_'))
+            .and_then(|n| n.parse().ok())
+        {
+            out.push(id);
+        }
+    }
+    out
+}
+
+fn file_bytes(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+}
+
+/// A DataNode with two volumes loses one to I/O errors the kernel returns
+/// (its opens fail with EIO, through the `eio_open` shim): the volume is
+/// taken out of service, the replicas on it are reported lost, the
+/// nameservice copies them elsewhere, and the DataNode goes on serving and
+/// storing on the volume that works. No file loses a byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_datanode_volume_that_fails_is_taken_out_and_its_replicas_are_copied_elsewhere() {
+    let shims = tempfile::tempdir().unwrap();
+    let shim = build_shim(shims.path(), "eio_open");
+    let arm_dir = shims.path().join("arm");
+    std::fs::create_dir(&arm_dir).unwrap();
+    let mut c = Cluster::start_with(
+        3,
+        "memory",
+        &[
+            "--safemode-extension-ms",
+            "0",
+            "--replication-interval-ms",
+            "200",
+            "--pending-replication-timeout-ms",
+            "5000",
+        ],
+    );
+    c.wait_ready().await;
+    c.env = vec![
+        ("LD_PRELOAD".into(), shim.display().to_string()),
+        ("RAFTFS_SHIM_EIO_DIR".into(), arm_dir.display().to_string()),
+    ];
+    c.start_datanodes(3, &[]);
+    // DataNode 4 has a second volume.
+    let second = c.root.path().join("dn4-second-volume");
+    c.dn_extra_args = vec!["--dir".into(), second.display().to_string()];
+    c.start_datanode(4);
+    c.dn_extra_args.clear();
+    c.wait_datanodes(4).await;
+    let dn4_addr = format!("127.0.0.1:{}", c.dn_ports[&4]);
+    let fs = c.client("hdfs", &["hdfs"]);
+    fs.mkdirs("/vol", None).await.expect("mkdir");
+
+    // Files until DataNode 4 keeps a few replicas on its second volume.
+    let mut files = Vec::new();
+    while replica_ids_under(&second).len() < 3 {
+        assert!(files.len() < 40, "DataNode 4 never used its second volume");
+        let i = files.len();
+        let path = format!("/vol/f{i}");
+        let data = file_bytes(200_000 + i * 1_000, i as u8);
+        let mut w = fs
+            .create_file_opt(&path, true, None, 3, 1 << 20, true)
+            .await
+            .expect("create");
+        w.write(&data).await.expect("write");
+        w.close().await.expect("close");
+        files.push((path, data));
+    }
+    let lost: Vec<u64> = replica_ids_under(&second);
+    let mut file_of = std::collections::HashMap::new();
+    for (path, _) in &files {
+        for b in fs.block_locations(path).await.expect("locations").blocks {
+            file_of.insert(b.block.id, path.clone());
+        }
+    }
+
+    // The second volume dies.
+    let pid = c.dn_pid(4).expect("DataNode 4 runs");
+    std::fs::write(arm_dir.join(format!("eio-open-{pid}")), second.display().to_string()).unwrap();
+    // Reads and writes meet it: reads fall back to other replicas, writes
+    // go on without it.
+    for (path, data) in &files {
+        let got = fs.open(path).await.expect("open").read_to_end().await.expect("read");
+        assert!(&got == data, "{path} reads back wrong with a volume failing");
+    }
+    for i in 0..4 {
+        let path = format!("/vol/after{i}");
+        let data = file_bytes(150_000, 100 + i as u8);
+        let mut w = fs
+            .create_file_opt(&path, true, None, 3, 1 << 20, true)
+            .await
+            .expect("create");
+        w.write(&data).await.expect("write with a volume failing");
+        w.close().await.expect("close with a volume failing");
+        files.push((path, data));
+    }
+
+    // Its replicas are reported lost and copied: three replicas of each
+    // again, none of them the ones on the dead volume.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut waiting = Vec::new();
+        for id in &lost {
+            let path = &file_of[id];
+            let blocks = fs.block_locations(path).await.expect("locations").blocks;
+            let b = blocks.iter().find(|b| b.block.id == *id).expect("the block");
+            // DataNode 4 may hold it again, copied onto the volume that works.
+            let on_dn4 = b.locations.iter().any(|l| l.addr == dn4_addr);
+            let on_dn4_first = replica_ids_under(&c.dn_dir(4)).contains(id);
+            if (on_dn4 && !on_dn4_first) || b.locations.len() < 3 {
+                waiting.push(format!(
+                    "{id}: {} replicas, on DataNode 4: {on_dn4}, on its working volume: {on_dn4_first}",
+                    b.locations.len()
+                ));
+            }
+        }
+        if waiting.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the failed volume's replicas were not replaced: {waiting:?}\n{}",
+            std::fs::read_to_string(c.root.path().join("dn4.log")).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let log = std::fs::read_to_string(c.root.path().join("dn4.log")).unwrap_or_default();
+    assert!(
+        log.contains("volume failed") && log.contains("Input/output error"),
+        "DataNode 4 did not say its volume failed:\n{log}"
+    );
+    assert!(
+        log.contains("reported lost"),
+        "DataNode 4 did not report the replicas lost:\n{log}"
+    );
+    let (_, report, _) = c.dfsadmin(&["-report"]);
+    assert!(
+        report.contains("Volume Failures: 1"),
+        "dfsadmin -report shows the failed volume:\n{report}"
+    );
+    for (path, data) in &files {
+        let got = fs.open(path).await.expect("open").read_to_end().await.expect("read");
+        assert!(&got == data, "{path} reads back wrong after the volume failed");
+    }
+}
+
+/// Small tmpfs file systems mounted over directories, unmounted (lazily)
+/// when dropped. Mounting needs root, as the CI and `raftfs dev` machines run.
+struct Mounts(Vec<PathBuf>);
+
+impl Mounts {
+    /// Put `dir`, and what it holds, on a new tmpfs of `mib` MiB.
+    fn tmpfs_over(&mut self, dir: &Path, mib: u64) {
+        let saved = dir.with_extension("before-tmpfs");
+        std::fs::rename(dir, &saved).unwrap();
+        std::fs::create_dir(dir).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .expect("run mount");
+        assert!(
+            mounted.success(),
+            "mounting a {mib} MiB tmpfs on {} failed (the test makes a small file system to fill, which needs root)",
+            dir.display()
+        );
+        self.0.push(dir.to_path_buf());
+        let copied = Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", saved.display()))
+            .arg(dir)
+            .status()
+            .expect("run cp");
+        assert!(copied.success(), "copy {} onto its tmpfs", saved.display());
+    }
+}
+
+impl Drop for Mounts {
+    fn drop(&mut self) {
+        for d in &self.0 {
+            let _ = Command::new("umount").arg("-l").arg(d).status();
+        }
+    }
+}
+
+/// Write a ballast file into `dir` until its file system is full to the
+/// last byte (the kernel answers ENOSPC); the bytes written.
+fn fill_to_the_brim(dir: &Path) -> u64 {
+    use std::io::Write;
+    let mut f = std::fs::File::create(dir.join("ballast")).expect("create the ballast");
+    let chunk = vec![0xA5u8; 1 << 20];
+    let mut written = 0u64;
+    for size in [1 << 20, 4096, 1] {
+        loop {
+            match f.write(&chunk[..size]) {
+                Ok(0) => break,
+                Ok(n) => written += n as u64,
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => panic!("fill {}: {e}", dir.display()),
+            }
+        }
+    }
+    written
+}
+
+/// The leader's disk fills up (a 512 MiB tmpfs filled to the brim, so the
+/// kernel answers ENOSPC, with the free-space health check off so that the
+/// full disk is met by the log itself): the member acknowledges nothing it
+/// could not write, its Raft node stops and it exits saying why;
+/// leadership moves, writers carry on and lose nothing. Given space again
+/// and restarted, it rejoins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_whose_disk_fills_acknowledges_nothing_more_and_gives_up_leadership() {
+    let mut mounts = Mounts(Vec::new());
+    let mut c = Cluster::start_with(3, "rocksdb", &["--min-free-disk-mb", "0"]);
+    c.kill_all();
+    for i in 1..=3 {
+        mounts.tmpfs_over(&c.dir(i), 512);
+    }
+    c.restart_all();
+    c.wait_ready().await;
+    let fs = Arc::new(c.client("hdfs", &[]));
+    fs.mkdirs("/full", None).await.expect("mkdir");
+    let load = CreateLoad::start(&fs, &["/full"]);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let old = c.leader().await;
+    let armed_at = load.acked_count();
+    let filled = fill_to_the_brim(&c.dir(old));
+    let full = Instant::now();
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut new = c.leader().await;
+    while new == old {
+        assert!(
+            Instant::now() < deadline,
+            "leadership stayed on the member whose disk is full"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        new = c.leader().await;
+    }
+    println!(
+        "leadership moved {old} -> {new} {} ms after member {old}'s disk filled ({} MiB of ballast, {armed_at} creates before)",
+        full.elapsed().as_millis(),
+        filled >> 20
+    );
+    let before = load.acked_count();
+    let going_on = Instant::now() + Duration::from_secs(20);
+    while load.acked_count() < before + 50 {
+        assert!(Instant::now() < going_on, "writes did not resume on the new leader");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (acked, errors) = load.stop().await;
+    assert!(errors.is_empty(), "writers saw errors: {errors:?}");
+    for p in &acked {
+        fs.get_file_status(p)
+            .await
+            .unwrap_or_else(|e| panic!("acknowledged {p} lost: {e}"));
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !c.exited().contains(&old) {
+        assert!(Instant::now() < deadline, "member {old} kept running with a full disk");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let log = std::fs::read_to_string(c.root.path().join(format!("m{old}.log"))).unwrap_or_default();
+    for l in log.lines().filter(|l| l.contains("ERROR")).take(6) {
+        println!("member {old}: {l}");
+    }
+    assert!(
+        log.contains("No space left on device"),
+        "member {old} did not say its disk is full:\n{log}"
+    );
+    assert!(
+        log.contains("this member can no longer keep a durable log; exiting"),
+        "member {old} did not say why it stopped:\n{log}"
+    );
+
+    // Given space again and restarted, it rejoins.
+    std::fs::remove_file(c.dir(old).join("ballast")).unwrap();
+    c.start_member(old);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while role_of(&c, old) != "FOLLOWER" {
+        assert!(
+            Instant::now() < deadline,
+            "member {old} did not rejoin: {}",
+            role_of(&c, old)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    fs.create("/full/after", false)
+        .await
+        .expect("a create after it rejoined");
+    c.kill_all();
 }

@@ -158,6 +158,7 @@ async fn member_loop(node: Arc<Node>, addr: String, info: NamespaceInfo, highest
             tokio::select! {
                 _ = tokio::time::sleep_until(next_beat) => {
                     next_beat = tokio::time::Instant::now() + beat;
+                    node.report_lost_replicas();
                     match heartbeat(&node, &addr, &bpid, &id.uuid).await {
                         Ok(reply) => {
                             learn_keys(&node, &addr, &bpid, reply.block_keys.as_ref());

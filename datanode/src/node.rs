@@ -250,6 +250,23 @@ impl Node {
         self.each_queue(bpid, |r| r.deleted.push(b));
     }
 
+    /// Report the replicas of volumes that failed since the last call as
+    /// deleted (see [`crate::storage::Storage::take_lost_replicas`]).
+    pub fn report_lost_replicas(&self) {
+        let lost = self.storage.take_lost_replicas();
+        if lost.is_empty() {
+            return;
+        }
+        tracing::error!(
+            replicas = lost.len(),
+            failed_volumes = self.storage.failed_volumes(),
+            "the replicas on failed volumes are reported lost; the nameservices copy them from other replicas"
+        );
+        for (bpid, b) in lost {
+            self.report_deleted(&bpid, b);
+        }
+    }
+
     /// A client of a metaserver member's DataNode protocol (one channel each).
     pub fn member(&self, addr: &str) -> Result<DatanodeProtocolClient<Channel>, FsError> {
         let mut members = self.members.lock();

@@ -345,6 +345,11 @@ impl Cluster {
     }
 
     /// Process id of a running member.
+    /// The process id of DataNode `j`, if it runs.
+    pub fn dn_pid(&self, j: u64) -> Option<u32> {
+        self.datanodes.get(&j).map(Child::id)
+    }
+
     pub fn pid(&self, i: u64) -> Option<u32> {
         self.children.get(&i).map(Child::id)
     }

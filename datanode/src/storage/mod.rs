@@ -12,9 +12,13 @@
 //! (a directory of another cluster is refused untouched); a block pool's
 //! directory appears the first time the node registers with its
 //! nameservice; data and checksums sit side by side and every read checks
-//! them. A volume that fails (I/O error, read-only, gone) is marked failed
-//! and excluded from new writes; a full one is skipped; neither is fatal
-//! while another volume works.
+//! them. A volume that fails (an I/O error other than a missing file while
+//! opening, writing, syncing or moving a replica; read-only; gone) is
+//! marked failed and excluded from new writes, and its replicas leave the
+//! maps ([`Storage::take_lost_replicas`]) to be reported lost; a full one is
+//! skipped; neither is fatal while another volume works. Caveat: a read
+//! error on a replica already open is answered to its reader without
+//! failing the volume (the next open there will meet the fault).
 //!
 //! The replica map (per block pool: id → [`ReplicaInfo`]) is rebuilt from
 //! the directories at start. File I/O here is blocking: callers run it on
@@ -291,6 +295,29 @@ impl Storage {
 
     pub fn failed_volumes(&self) -> u32 {
         self.volumes.iter().filter(|v| v.is_failed()).count() as u32
+    }
+
+    /// Take the replicas on failed volumes out of the replica maps: (block
+    /// pool, block) of each, for the DataNode to report deleted, so the
+    /// nameservice copies them from other replicas (HDFS's DataNode removes
+    /// a failed volume's replicas and reports them gone in the same way).
+    /// Replicas still being written there leave too: their writer's next
+    /// packet fails on the dead volume and the pipeline recovers without it.
+    pub fn take_lost_replicas(&self) -> Vec<(String, Block)> {
+        if self.failed_volumes() == 0 {
+            return Vec::new();
+        }
+        let mut lost = Vec::new();
+        for pool in self.pools.read().values() {
+            pool.replicas.lock().retain(|_, r| {
+                let keep = !self.volumes[r.volume].is_failed();
+                if !keep && !r.temporary {
+                    lost.push((pool.id.clone(), r.block));
+                }
+                keep
+            });
+        }
+        lost
     }
 
     /// (capacity, remaining) over healthy volumes, bytes, after the reserve.

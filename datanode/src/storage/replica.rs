@@ -367,7 +367,7 @@ impl Storage {
             if e.kind() == io::ErrorKind::NotFound {
                 FsError::BlockMissing(format!("Replica {} has no block file: {e}", r.block))
             } else {
-                FsError::Storage(format!("open block file {}: {e}", data_path.display()))
+                storage_err(self, r.volume, "open block file", &data_path, e)
             }
         })?;
         let on_disk = data
