@@ -24,21 +24,6 @@ use std::time::{Duration, Instant};
 
 use common::{Cluster, CreateLoad};
 
-/// Build the shim `tests/shims/<name>.c` into `dir`; its path.
-fn build_shim(dir: &Path, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/shims/{name}.c"));
-    let out = dir.join(format!("{name}.so"));
-    let status = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O2", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .arg("-ldl")
-        .status()
-        .expect("run cc (a C compiler is needed to build RocksDB, so it is installed)");
-    assert!(status.success(), "building the {name} shim failed");
-    out
-}
-
 fn role_of(c: &Cluster, member: u64) -> String {
     let (_, out, _) = c.haadmin("hdfs", &["-getAllServiceState"]);
     out.lines()
@@ -50,7 +35,7 @@ fn role_of(c: &Cluster, member: u64) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_whose_fsyncs_fail_acknowledges_nothing_more_and_gives_up_leadership() {
     let shims = tempfile::tempdir().unwrap();
-    let shim = build_shim(shims.path(), "eio_fsync");
+    let shim = common::build_shim(shims.path(), "eio_fsync");
     let arm_dir = shims.path().join("arm");
     std::fs::create_dir(&arm_dir).unwrap();
     let mut c = Cluster::start(3, "rocksdb");
@@ -181,7 +166,7 @@ fn file_bytes(n: usize, seed: u8) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_datanode_volume_that_fails_is_taken_out_and_its_replicas_are_copied_elsewhere() {
     let shims = tempfile::tempdir().unwrap();
-    let shim = build_shim(shims.path(), "eio_open");
+    let shim = common::build_shim(shims.path(), "eio_open");
     let arm_dir = shims.path().join("arm");
     std::fs::create_dir(&arm_dir).unwrap();
     let mut c = Cluster::start_with(

@@ -647,3 +647,18 @@ impl CreateLoad {
         (acked, errors)
     }
 }
+
+/// Build the `LD_PRELOAD` shim `tests/shims/<name>.c` into `dir`; its path.
+pub fn build_shim(dir: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/shims/{name}.c"));
+    let out = dir.join(format!("{name}.so"));
+    let status = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .args(["-ldl", "-lpthread"])
+        .status()
+        .expect("run cc (a C compiler is needed to build RocksDB, so it is installed)");
+    assert!(status.success(), "building the {name} shim failed");
+    out
+}
