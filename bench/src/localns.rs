@@ -217,6 +217,11 @@ impl LocalNameservice {
         self.member(id).child.is_some()
     }
 
+    /// The process id of member `id`, if it runs.
+    pub fn pid(&mut self, id: u64) -> Option<u32> {
+        self.member(id).child.as_ref().map(Child::id)
+    }
+
     /// kill -9 member `id` and reap it.
     pub fn kill(&mut self, id: u64) -> anyhow::Result<()> {
         let m = self.member(id);

@@ -4,18 +4,22 @@
 //! Faults: kill -9 of a member (restarted on its directory when the fault
 //! ends), SIGSTOP of a member (SIGCONT at the end), a member isolated from
 //! the others (every link through its proxies cut both ways), one directed
-//! link cut, a slow disk (every fsync of a member's Raft log delayed), and
-//! the clients cut off from a member (their connections to it go through a
-//! proxy of their own, [`Nemesis::client_routes`]). Half the time the
-//! target is the leader of the moment, else any member.
+//! link cut, a slow disk (every fsync of a member's Raft log delayed), the
+//! clients cut off from a member (their connections to it go through a
+//! proxy of their own, [`Nemesis::client_routes`]), and a member's wall
+//! clock stepped forward or back by minutes (and stepped back when the
+//! fault ends; through `RAFTFS_FAILPOINT_CLOCK_OFFSET_DIR`), which must
+//! neither expire retry records early (the checker would see a write
+//! applied twice) nor break leases. Half the time the target is the leader
+//! of the moment, else any member.
 //!
 //! Several at once: [`OVERLAP_PERCENT`] of the faults come with a second
 //! one that starts and ends with it, chosen so that the members the first
 //! spares still form a connected majority: the clients cut off from
-//! another member, a slow disk on another member, or a link cut between
-//! the first's target and another member.
+//! another member, a slow disk or a stepped clock on another member, or a
+//! link cut between the first's target and another member.
 //!
-//! Kinds are dealt from a shuffled deck of all six, so any six
+//! Kinds are dealt from a shuffled deck of all seven, so any seven
 //! consecutive faults are one of each kind, and every run reports how many
 //! of each it drew ([`Nemesis::kinds_report`]), naming a kind it never drew
 //! rather than passing quietly without it. The choices and durations come
@@ -40,15 +44,19 @@ pub const QUIET_MS: (u64, u64) = (500, 2000);
 pub const HOLD_MS: (u64, u64) = (1000, 5000);
 /// Injected delay per fsync of a slow disk, ms (low, high).
 pub const SLOW_FSYNC_MS: (u64, u64) = (100, 1500);
+/// How far a member's wall clock is stepped, either way, ms (low, high):
+/// 2 to 30 minutes, past the retry table's 10-minute window.
+pub const CLOCK_STEP_MS: (u64, u64) = (120_000, 1_800_000);
 
 /// The kinds of fault, in [`Fault::kind`] order, as reports name them.
-pub const FAULT_KINDS: [&str; 6] = [
+pub const FAULT_KINDS: [&str; 7] = [
     "kill -9",
     "SIGSTOP",
     "partition",
     "cut link",
     "slow disk",
     "client partition",
+    "clock step",
 ];
 /// Share of faults that come with a second one at the same time, percent.
 pub const OVERLAP_PERCENT: u32 = 40;
@@ -68,6 +76,11 @@ pub enum Fault {
     },
     /// Every client connection to the member cut.
     ClientPartition(u64),
+    /// The member's wall clock off by `offset_ms` (either sign).
+    ClockStep {
+        member: u64,
+        offset_ms: i64,
+    },
 }
 
 impl Fault {
@@ -80,6 +93,7 @@ impl Fault {
             Fault::CutLink { .. } => 3,
             Fault::SlowDisk { .. } => 4,
             Fault::ClientPartition(_) => 5,
+            Fault::ClockStep { .. } => 6,
         }
     }
 
@@ -88,7 +102,7 @@ impl Fault {
         match self {
             Fault::Kill(m) | Fault::Pause(m) | Fault::Isolate(m) | Fault::ClientPartition(m) => *m,
             Fault::CutLink { from, .. } => *from,
-            Fault::SlowDisk { member, .. } => *member,
+            Fault::SlowDisk { member, .. } | Fault::ClockStep { member, .. } => *member,
         }
     }
 }
@@ -102,6 +116,13 @@ impl std::fmt::Display for Fault {
             Fault::CutLink { from, to } => write!(f, "cut link {from} -> {to}"),
             Fault::SlowDisk { member, delay_ms } => write!(f, "slow disk on member {member}: +{delay_ms} ms per fsync"),
             Fault::ClientPartition(m) => write!(f, "cut the clients off from member {m}"),
+            Fault::ClockStep { member, offset_ms } => {
+                write!(
+                    f,
+                    "step member {member}'s clock by {:+.1} min",
+                    *offset_ms as f64 / 60_000.0
+                )
+            }
         }
     }
 }
@@ -122,10 +143,17 @@ pub struct Nemesis {
     deck: Vec<usize>,
     /// Faults drawn of each kind ([`FAULT_KINDS`] order).
     pub drawn: [usize; FAULT_KINDS.len()],
+    /// The process whose clock each stepped member's offset file names.
+    stepped_pids: BTreeMap<u64, u32>,
 }
 
 fn slow_file(ns: &LocalNameservice, m: u64) -> std::path::PathBuf {
     ns.root().join(format!("slow-disk-m{m}"))
+}
+
+/// Where members' clock offsets live (`<dir>/<pid>`, see `raftfs_trust::clock`).
+fn clock_dir(ns: &LocalNameservice) -> std::path::PathBuf {
+    ns.root().join("clock-offsets")
 }
 
 impl Nemesis {
@@ -135,6 +163,8 @@ impl Nemesis {
         let ids: Vec<u64> = ns.members.iter().map(|m| m.id).collect();
         let mut links = BTreeMap::new();
         let mut client_links = BTreeMap::new();
+        let clocks = clock_dir(&ns);
+        std::fs::create_dir_all(&clocks).context("make the clock offset directory")?;
         for &m in &ids {
             let target = ns.member(m).addr.parse().context("member address")?;
             client_links.insert(m, LinkProxy::start(target).await.context("start client proxy")?);
@@ -152,6 +182,10 @@ impl Nemesis {
             m.env.push(("RAFTFS_FAILPOINT_PEER_ROUTES".into(), routes.join(",")));
             m.env
                 .push(("RAFTFS_FAILPOINT_SLOW_DISK_FILE".into(), slow.display().to_string()));
+            m.env.push((
+                raftfs_trust::clock::ENV_CLOCK_OFFSET_DIR.into(),
+                clocks.display().to_string(),
+            ));
         }
         Ok(Nemesis {
             ns,
@@ -163,6 +197,7 @@ impl Nemesis {
             done: Vec::new(),
             deck: Vec::new(),
             drawn: [0; FAULT_KINDS.len()],
+            stepped_pids: BTreeMap::new(),
         })
     }
 
@@ -245,8 +280,15 @@ impl Nemesis {
                     delay_ms,
                 }
             }
-            _ => Fault::ClientPartition(target),
+            5 => Fault::ClientPartition(target),
+            _ => self.clock_step(target),
         }
+    }
+
+    fn clock_step(&mut self, member: u64) -> Fault {
+        let magnitude = self.between(CLOCK_STEP_MS) as i64;
+        let offset_ms = if self.rng.gen_bool(0.5) { magnitude } else { -magnitude };
+        Fault::ClockStep { member, offset_ms }
     }
 
     /// A second fault to run with `first` (see the module docs), or none.
@@ -257,12 +299,13 @@ impl Nemesis {
         let x = first.target();
         let others: Vec<u64> = self.ns.members.iter().map(|m| m.id).filter(|&m| m != x).collect();
         let y = others[self.rng.gen_range(0..others.len())];
-        let f = match self.rng.gen_range(0..3) {
+        let f = match self.rng.gen_range(0..4) {
             0 => Fault::ClientPartition(y),
             1 => Fault::SlowDisk {
                 member: y,
                 delay_ms: self.between(SLOW_FSYNC_MS),
             },
+            2 => self.clock_step(y),
             _ if self.rng.gen_bool(0.5) => Fault::CutLink { from: x, to: y },
             _ => Fault::CutLink { from: y, to: x },
         };
@@ -305,6 +348,20 @@ impl Nemesis {
                 self.client_links[m].set_up(!active);
                 Ok(())
             }
+            Fault::ClockStep { member, offset_ms } if active => {
+                let Some(pid) = self.ns.pid(*member) else {
+                    return Ok(()); // not running: nothing to step
+                };
+                self.stepped_pids.insert(*member, pid);
+                let file = clock_dir(&self.ns).join(pid.to_string());
+                std::fs::write(file, offset_ms.to_string()).context("write clock offset file")
+            }
+            Fault::ClockStep { member, .. } => match self.stepped_pids.remove(member) {
+                Some(pid) => {
+                    std::fs::remove_file(clock_dir(&self.ns).join(pid.to_string())).context("remove clock offset file")
+                }
+                None => Ok(()),
+            },
         }
     }
 
