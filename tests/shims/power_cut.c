@@ -151,10 +151,16 @@ static void persist(int fd) {
         return;
     }
     path[n] = '\0';
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !shadow_of(path, dest, sizeof dest)) {
+    if (!shadow_of(path, dest, sizeof dest)) {
         return;
     }
+    /* The size is taken under the lock: a write that lands after it marks
+     * its file only once this copy is done, so its mark is not lost. */
     pthread_mutex_lock(&lock);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     struct dirty *d = slot(st.st_dev, st.st_ino, 0);
     int have = stat(dest, &sst) == 0;
     if (have) {
