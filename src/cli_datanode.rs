@@ -50,6 +50,12 @@ pub struct DatanodeArgs {
     /// Others read through the DataNode.
     #[arg(long = "short-circuit-uids", value_delimiter = ',')]
     pub short_circuit_uids: Option<Vec<u32>>,
+    /// Volumes that may fail before the DataNode stops offering service and
+    /// exits (HDFS dfs.datanode.failed.volumes.tolerated); default: it runs
+    /// as long as one volume works (HDFS's -1). The replicas of a failed
+    /// volume are reported lost either way.
+    #[arg(long = "failed-volumes-tolerated")]
+    pub failed_volumes_tolerated: Option<u32>,
     /// This DataNode's credentials: ca.crt, node.crt, node.key (from
     /// `raftfs cert issue --role datanode`). Required unless --insecure.
     #[arg(long = "tls-dir")]
@@ -114,6 +120,7 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
         domain_socket: a.domain_socket.clone(),
         short_circuit_uids: a.short_circuit_uids.clone(),
         security: security(a)?,
+        failed_volumes_tolerated: a.failed_volumes_tolerated,
     })
 }
 
@@ -126,8 +133,17 @@ pub async fn run(a: DatanodeArgs) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("start DataNode: {e}"))?;
     tracing::info!(listen = %cfg.listen, advertise = %cfg.advertise, nameservices = cfg.nameservices.len(), "DataNode serving");
-    crate::cli_metaserver::shutdown_signal().await;
-    tracing::info!("shutting down");
-    dn.shutdown();
-    Ok(())
+    let node = dn.node.clone();
+    tokio::select! {
+        _ = crate::cli_metaserver::shutdown_signal() => {
+            tracing::info!("shutting down");
+            dn.shutdown();
+            Ok(())
+        }
+        why = node.wait_volumes_exhausted() => {
+            tracing::error!(reason = %why, "too many failed volumes: this DataNode stops offering service; exiting (replace the disks and restart it)");
+            dn.shutdown();
+            bail!("too many failed volumes: {why}")
+        }
+    }
 }

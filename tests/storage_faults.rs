@@ -437,3 +437,119 @@ async fn a_leader_whose_disk_fills_acknowledges_nothing_more_and_gives_up_leader
         .expect("a create after it rejoined");
     c.kill_all();
 }
+
+/// With `--failed-volumes-tolerated 0` (HDFS's default), a DataNode whose
+/// volume fails stops offering service and exits saying why; the
+/// nameservice counts it dead and copies its replicas from the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_datanode_past_its_tolerated_volume_failures_exits_and_its_replicas_are_copied() {
+    let shims = tempfile::tempdir().unwrap();
+    let shim = common::build_shim(shims.path(), "eio_open");
+    let arm_dir = shims.path().join("arm");
+    std::fs::create_dir(&arm_dir).unwrap();
+    let mut c = Cluster::start_with(
+        3,
+        "memory",
+        &[
+            "--safemode-extension-ms",
+            "0",
+            "--replication-interval-ms",
+            "200",
+            "--datanode-dead-ms",
+            "3000",
+            "--pending-replication-timeout-ms",
+            "5000",
+        ],
+    );
+    c.wait_ready().await;
+    c.env = vec![
+        ("LD_PRELOAD".into(), shim.display().to_string()),
+        ("RAFTFS_SHIM_EIO_DIR".into(), arm_dir.display().to_string()),
+    ];
+    c.start_datanodes(3, &[]);
+    let second = c.root.path().join("dn4-second-volume");
+    c.dn_extra_args = vec![
+        "--dir".into(),
+        second.display().to_string(),
+        "--failed-volumes-tolerated".into(),
+        "0".into(),
+    ];
+    c.start_datanode(4);
+    c.dn_extra_args.clear();
+    c.wait_datanodes(4).await;
+    let dn4_addr = format!("127.0.0.1:{}", c.dn_ports[&4]);
+    let fs = c.client("hdfs", &["hdfs"]);
+    fs.mkdirs("/tol", None).await.expect("mkdir");
+    let mut files = Vec::new();
+    while replica_ids_under(&second).is_empty() {
+        assert!(files.len() < 40, "DataNode 4 never used its second volume");
+        let i = files.len();
+        let path = format!("/tol/f{i}");
+        let data = file_bytes(100_000 + i * 1_000, i as u8);
+        let mut w = fs
+            .create_file_opt(&path, true, None, 3, 1 << 20, true)
+            .await
+            .expect("create");
+        w.write(&data).await.expect("write");
+        w.close().await.expect("close");
+        files.push((path, data));
+    }
+
+    let pid = c.dn_pid(4).expect("DataNode 4 runs");
+    std::fs::write(arm_dir.join(format!("eio-open-{pid}")), second.display().to_string()).unwrap();
+    // Reads meet the dead volume (some through DataNode 4).
+    for (path, data) in &files {
+        let got = fs.open(path).await.expect("open").read_to_end().await.expect("read");
+        assert!(&got == data, "{path} reads back wrong with a volume failing");
+    }
+    // A write that lands on it fails the volume for sure.
+    let mut i = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let exited = loop {
+        let exited = c.exited_datanodes();
+        if exited.contains(&4) {
+            break true;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "DataNode 4 kept running past its tolerated volume failures"
+        );
+        let path = format!("/tol/after{i}");
+        let data = file_bytes(50_000, 200u8.wrapping_add(i as u8));
+        if let Ok(mut w) = fs.create_file_opt(&path, true, None, 3, 1 << 20, true).await {
+            if w.write(&data).await.is_ok() && w.close().await.is_ok() {
+                files.push((path, data));
+            }
+        }
+        i += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(exited);
+    let log = std::fs::read_to_string(c.root.path().join("dn4.log")).unwrap_or_default();
+    assert!(
+        log.contains("too many failed volumes") && log.contains("1 of 2 volumes failed, 0 tolerated"),
+        "DataNode 4 did not say why it stopped:\n{log}"
+    );
+    // Counted dead, its replicas are copied: every block has three live
+    // replicas, none of them DataNode 4's.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut short = Vec::new();
+        for (path, _) in &files {
+            for b in fs.block_locations(path).await.expect("locations").blocks {
+                if b.locations.len() < 3 || b.locations.iter().any(|l| l.addr == dn4_addr) {
+                    short.push(format!("{path}: {}", b.locations.len()));
+                }
+            }
+        }
+        if short.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "replicas not restored: {short:?}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    for (path, data) in &files {
+        let got = fs.open(path).await.expect("open").read_to_end().await.expect("read");
+        assert!(&got == data, "{path} reads back wrong after DataNode 4 stopped");
+    }
+}

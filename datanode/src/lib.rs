@@ -55,6 +55,9 @@ impl Datanode {
                 .await
                 .map_err(|e| FsError::Internal(e.to_string()))??
         };
+        if let Some(why) = cfg.too_many_failed_volumes(storage.failed_volumes()) {
+            return Err(FsError::Storage(format!("too many failed volumes: {why}")));
+        }
         if let Some(i) = storage.ident() {
             tracing::info!(cluster = %i.cluster_id, uuid = %i.datanode_uuid, "storage opened");
         }

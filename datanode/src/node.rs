@@ -64,9 +64,25 @@ pub struct DatanodeConfig {
     /// How the node serves (mutual TLS with its DataNode certificate, or
     /// plaintext under `--insecure`) and dials members and other DataNodes.
     pub security: NodeSecurity,
+    /// Failed volumes the node runs with before it stops offering service
+    /// (HDFS `dfs.datanode.failed.volumes.tolerated`); `None`: as long as
+    /// one volume works (HDFS's -1).
+    pub failed_volumes_tolerated: Option<u32>,
 }
 
 impl DatanodeConfig {
+    /// Why the node must stop offering service with `failed` of its volumes
+    /// failed, if it must.
+    pub fn too_many_failed_volumes(&self, failed: u32) -> Option<String> {
+        let tolerated = self.failed_volumes_tolerated?;
+        (failed > tolerated).then(|| {
+            format!(
+                "{failed} of {} volumes failed, {tolerated} tolerated (--failed-volumes-tolerated)",
+                self.dirs.len()
+            )
+        })
+    }
+
     pub fn heartbeat(&self) -> Duration {
         Duration::from_millis(self.heartbeat_ms.max(1))
     }
@@ -109,6 +125,8 @@ pub struct Node {
     members: Mutex<HashMap<String, DatanodeProtocolClient<Channel>>>,
     /// The block keys the members of each pool handed over.
     pub block_keys: BlockKeyRing,
+    /// Set once more volumes failed than the node tolerates: it stops.
+    pub volumes_exhausted: tokio::sync::watch::Sender<Option<String>>,
 }
 
 /// Counts one transfer in progress for as long as it lives.
@@ -145,6 +163,7 @@ impl Node {
             peers: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
             block_keys: BlockKeyRing::new(),
+            volumes_exhausted: tokio::sync::watch::channel(None).0,
         }
     }
 
@@ -264,6 +283,28 @@ impl Node {
         );
         for (bpid, b) in lost {
             self.report_deleted(&bpid, b);
+        }
+        if let Some(why) = self.cfg.too_many_failed_volumes(self.storage.failed_volumes()) {
+            self.volumes_exhausted.send_if_modified(|w| {
+                let first = w.is_none();
+                if first {
+                    *w = Some(why);
+                }
+                first
+            });
+        }
+    }
+
+    /// Wait until more volumes failed than the node tolerates; why.
+    pub async fn wait_volumes_exhausted(&self) -> String {
+        let mut rx = self.volumes_exhausted.subscribe();
+        loop {
+            if let Some(why) = rx.borrow_and_update().clone() {
+                return why;
+            }
+            if rx.changed().await.is_err() {
+                return "the DataNode is stopping".into();
+            }
         }
     }
 

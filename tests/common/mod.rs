@@ -344,12 +344,26 @@ impl Cluster {
         gone
     }
 
-    /// Process id of a running member.
     /// The process id of DataNode `j`, if it runs.
     pub fn dn_pid(&self, j: u64) -> Option<u32> {
         self.datanodes.get(&j).map(Child::id)
     }
 
+    /// DataNodes whose process has exited on its own since the last call
+    /// (forgotten, as [`Cluster::exited`] forgets members).
+    pub fn exited_datanodes(&mut self) -> Vec<u64> {
+        let gone: Vec<u64> = self
+            .datanodes
+            .iter_mut()
+            .filter_map(|(j, c)| matches!(c.try_wait(), Ok(Some(_))).then_some(*j))
+            .collect();
+        for j in &gone {
+            self.datanodes.remove(j);
+        }
+        gone
+    }
+
+    /// Process id of a running member.
     pub fn pid(&self, i: u64) -> Option<u32> {
         self.children.get(&i).map(Child::id)
     }
