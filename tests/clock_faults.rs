@@ -16,11 +16,9 @@ mod common;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::{Cluster, CreateLoad};
-use raftfs_client::{ClientOptions, ClientTls, DelegationTokenSource, FileSystem, Identity};
-use raftfs_proto::{codec, pb, DelegationToken, FsError, Op, OpResult, Permission};
-
-type Client = pb::namespace_client::NamespaceClient<tonic::transport::Channel>;
+use common::{raw_call, Cluster, CreateLoad};
+use raftfs_client::FileSystem;
+use raftfs_proto::{FsError, Op, OpResult, Permission};
 
 /// Lease hard limit for the members: a +25 minute step is well past it.
 const HARD_LIMIT_MS: &str = "600000";
@@ -31,23 +29,6 @@ const STEP_MS: i64 = 25 * 60 * 1000;
 
 fn real_now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64
-}
-
-/// One raw call to one member as `client_id`: no leader hints, no retries.
-async fn send(c: &mut Client, client_id: &str, call_id: u64, op: &Op) -> Result<OpResult, FsError> {
-    let req = pb::CallRequest {
-        ctx: Some(pb::CallContext {
-            client_id: client_id.into(),
-            call_id,
-            user: "hdfs".into(),
-            groups: vec![],
-            delegation_token: Vec::new(),
-        }),
-        op_bin: codec::encode(op).unwrap(),
-        ..Default::default()
-    };
-    let reply = c.call(req).await.expect("transport").into_inner();
-    codec::decode(&reply.result_bin, "reply").expect("decodable reply")
 }
 
 fn create(path: &str, overwrite: bool) -> Op {
@@ -67,15 +48,6 @@ fn step_clock(c: &Cluster, dir: &std::path::Path, i: u64, offset_ms: i64) {
     std::fs::write(dir.join(pid.to_string()), offset_ms.to_string()).unwrap();
 }
 
-/// A client that authenticates with `token` alone.
-fn with_token(c: &Cluster, token: &DelegationToken) -> FileSystem {
-    let opts = ClientOptions {
-        delegation_token: DelegationTokenSource::Token(token.clone()),
-        ..c.client_options()
-    };
-    FileSystem::connect(&c.fs_uri(), Identity::new("nobody", &[]), opts).expect("connect")
-}
-
 /// What the leader's answers show after a step: the first answer to a
 /// retried create, the lease of `/clock/held` still its holder's, a
 /// delegation token issued minutes ago still valid, and log time near real
@@ -83,16 +55,16 @@ fn with_token(c: &Cluster, token: &DelegationToken) -> FileSystem {
 async fn check_times_hold(c: &Cluster, what: &str, first: &OpResult, job: &FileSystem) {
     let leader = c.leader().await;
     let mut leader_client = c.namespace_client(&c.members[&leader]).await;
-    let again = send(&mut leader_client, "clock-test", 1, &create("/clock/retried", false)).await;
+    let again = raw_call(&mut leader_client, "clock-test", 1, &create("/clock/retried", false)).await;
     assert_eq!(
         again.as_ref(),
         Ok(first),
         "{what}: a retried create must get its first answer from the retry table"
     );
-    send(&mut leader_client, "clock-holder", 100, &Op::RenewLease)
+    raw_call(&mut leader_client, "clock-holder", 100, &Op::RenewLease)
         .await
         .expect("renew the holder's lease");
-    let other = send(&mut leader_client, "clock-other", 1, &create("/clock/held", true)).await;
+    let other = raw_call(&mut leader_client, "clock-other", 1, &create("/clock/held", true)).await;
     assert!(
         matches!(other, Err(FsError::AlreadyBeingCreated(_))),
         "{what}: a lease renewed a moment ago holds (no soft or hard limit passed): {other:?}"
@@ -104,7 +76,7 @@ async fn check_times_hold(c: &Cluster, what: &str, first: &OpResult, job: &FileS
     );
     let probe = format!("/clock/probe-{}", real_now_ms());
     let before = real_now_ms();
-    let made = send(
+    let made = raw_call(
         &mut leader_client,
         "clock-test",
         real_now_ms() as u64,
@@ -144,25 +116,16 @@ async fn log_time_ages_nothing_early_when_a_leaders_clock_is_stepped() {
     c.wait_ready().await;
     let fs = std::sync::Arc::new(c.client("hdfs", &[]));
     fs.mkdirs("/clock/load", None).await.expect("mkdir");
-    let alice = FileSystem::connect(
-        &c.fs_uri(),
-        Identity::new("alice", &[]),
-        ClientOptions {
-            tls: ClientTls::Credentials(c.user_credentials("alice")),
-            delegation_token: DelegationTokenSource::None,
-            ..Default::default()
-        },
-    )
-    .expect("connect");
+    let alice = c.certificate_client("alice");
     let token = alice.get_delegation_token("yarn").await.expect("alice fetches a token");
-    let job = with_token(&c, &token);
+    let job = c.token_client(&token);
 
     let leader = c.leader().await;
     let mut leader_client = c.namespace_client(&c.members[&leader]).await;
-    let first = send(&mut leader_client, "clock-test", 1, &create("/clock/retried", false))
+    let first = raw_call(&mut leader_client, "clock-test", 1, &create("/clock/retried", false))
         .await
         .expect("first create");
-    send(&mut leader_client, "clock-holder", 1, &create("/clock/held", false))
+    raw_call(&mut leader_client, "clock-holder", 1, &create("/clock/held", false))
         .await
         .expect("the holder's create");
     let load = CreateLoad::start(&fs, &["/clock/load"]);
@@ -180,10 +143,10 @@ async fn log_time_ages_nothing_early_when_a_leaders_clock_is_stepped() {
         Ok(OpResult::Status(Some(st))) => st.modification_time,
         other => panic!("create: {other:?}"),
     };
-    let t1 = mtime(send(&mut leader_client, "clock-test", 10, &create("/clock/back-1", false)).await);
+    let t1 = mtime(raw_call(&mut leader_client, "clock-test", 10, &create("/clock/back-1", false)).await);
     let waited = Instant::now();
     tokio::time::sleep(Duration::from_millis(1_500)).await;
-    let t2 = mtime(send(&mut leader_client, "clock-test", 11, &create("/clock/back-2", false)).await);
+    let t2 = mtime(raw_call(&mut leader_client, "clock-test", 11, &create("/clock/back-2", false)).await);
     let real = waited.elapsed().as_millis() as i64;
     assert!(
         t2 - t1 >= real - 500,

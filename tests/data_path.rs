@@ -7,25 +7,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::FAST_BLOCKS;
 use raftfs_client::FileSystem;
 
 /// Block size of the test files: the smallest allowed, so files span blocks cheaply.
 const BLOCK: u64 = 1024 * 1024;
 /// The client's packet size, to test its boundaries.
 const PACKET: u64 = 256 * 1024;
-
-/// Test metaserver settings: no safe-mode extension, a fast replication
-/// monitor, DataNodes dead after 3 s of silence.
-pub const FAST_BLOCKS: &[&str] = &[
-    "--safemode-extension-ms",
-    "0",
-    "--replication-interval-ms",
-    "200",
-    "--datanode-dead-ms",
-    "3000",
-    "--pending-replication-timeout-ms",
-    "5000",
-];
 
 fn bytes(n: u64, seed: u64) -> Vec<u8> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

@@ -13,25 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::Cluster;
-use raftfs_client::{ClientOptions, ClientTls, DelegationTokenSource, FileSystem, Identity};
-use raftfs_proto::{DelegationToken, FsError};
-
-fn with_certificate(c: &Cluster, user: &str) -> FileSystem {
-    let opts = ClientOptions {
-        tls: ClientTls::Credentials(c.user_credentials(user)),
-        delegation_token: DelegationTokenSource::None,
-        ..Default::default()
-    };
-    FileSystem::connect(&c.fs_uri(), Identity::new(user, &[]), opts).expect("connect")
-}
-
-fn with_token(c: &Cluster, token: &DelegationToken) -> FileSystem {
-    let opts = ClientOptions {
-        delegation_token: DelegationTokenSource::Token(token.clone()),
-        ..c.client_options()
-    };
-    FileSystem::connect(&c.fs_uri(), Identity::new("nobody", &[]), opts).expect("connect")
-}
+use raftfs_proto::FsError;
 
 fn refused<T: std::fmt::Debug>(r: Result<T, FsError>, why: &str) {
     match r {
@@ -41,7 +23,7 @@ fn refused<T: std::fmt::Debug>(r: Result<T, FsError>, why: &str) {
 }
 
 async fn home(c: &Cluster, user: &str) {
-    let hdfs = with_certificate(c, "hdfs");
+    let hdfs = c.certificate_client("hdfs");
     let dir = format!("/user/{user}");
     hdfs.mkdirs(&dir, None).await.unwrap();
     hdfs.set_owner(&dir, Some(user), None).await.unwrap();
@@ -61,7 +43,7 @@ async fn tokens_in_exec_apply() {
 async fn tokens_in(extra: &[&str]) {
     let mut c = Cluster::start_with(3, "rocksdb", extra);
     home(&c, "alice").await;
-    let alice = with_certificate(&c, "alice");
+    let alice = c.certificate_client("alice");
     let t = alice.get_delegation_token("yarn").await.expect("alice fetches a token");
     let id = &t.identifier;
     assert_eq!((id.owner.as_str(), id.renewer.as_str()), ("alice", "yarn"));
@@ -72,7 +54,7 @@ async fn tokens_in(extra: &[&str]) {
     );
 
     // The token alone authenticates as alice, whatever name the process has.
-    let job = with_token(&c, &t);
+    let job = c.token_client(&t);
     job.create("/user/alice/by-token", false)
         .await
         .expect("a write as alice");
@@ -88,20 +70,20 @@ async fn tokens_in(extra: &[&str]) {
     // Forged or altered tokens.
     let mut as_hdfs = t.clone();
     as_hdfs.identifier.owner = "hdfs".into();
-    refused(with_token(&c, &as_hdfs).mkdirs("/forged", None).await, "does not match");
+    refused(c.token_client(&as_hdfs).mkdirs("/forged", None).await, "does not match");
     let mut longer = t.clone();
     longer.identifier.max_ms += 86_400_000;
-    refused(with_token(&c, &longer).get_file_status("/").await, "does not match");
+    refused(c.token_client(&longer).get_file_status("/").await, "does not match");
     let mut flipped = t.clone();
     flipped.password[3] ^= 1;
     refused(
-        with_token(&c, &flipped).get_file_status("/").await,
+        c.token_client(&flipped).get_file_status("/").await,
         "password that does not match",
     );
 
     // Only the renewer renews; the expiry never passes the max date.
     refused(alice.renew_delegation_token(&t).await, "non-matching renewer yarn");
-    let yarn = with_certificate(&c, "yarn");
+    let yarn = c.certificate_client("yarn");
     let until = yarn.renew_delegation_token(&t).await.expect("yarn renews");
     assert!(until > id.issue_ms && until <= id.max_ms, "{until}");
 
@@ -118,7 +100,7 @@ async fn tokens_in(extra: &[&str]) {
 
     // Cancelling: not by a stranger; by the owner; then it is refused everywhere.
     refused(
-        with_certificate(&c, "bob").cancel_delegation_token(&t).await,
+        c.certificate_client("bob").cancel_delegation_token(&t).await,
         "not authorized",
     );
     alice
@@ -129,7 +111,7 @@ async fn tokens_in(extra: &[&str]) {
     refused(yarn.renew_delegation_token(&t).await, "can't be found");
 
     // Nothing refused left a trace.
-    let hdfs = with_certificate(&c, "hdfs");
+    let hdfs = c.certificate_client("hdfs");
     for p in ["/not-alices", "/forged"] {
         assert!(matches!(hdfs.get_file_status(p).await, Err(FsError::FileNotFound(_))));
     }
@@ -206,7 +188,7 @@ async fn fetchdt_and_expiry() {
         )
     };
     assert_eq!(dfs(&["-touchz", "/user/alice/x"]), (0, String::new()));
-    let hdfs = with_certificate(&c, "hdfs");
+    let hdfs = c.certificate_client("hdfs");
     assert_eq!(hdfs.get_file_status("/user/alice/x").await.unwrap().owner, "alice");
 
     let (code, out, err) = fetchdt(&["--renew", f], Some(&creds));

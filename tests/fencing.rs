@@ -13,25 +13,12 @@ use std::time::{Duration, Instant};
 
 use common::Cluster;
 use raftfs_client::{FileSystem, Identity};
-use raftfs_proto::{codec, pb, FsError, Op, OpResult, Permission};
+use raftfs_proto::{pb, FsError, Op, OpResult, Permission};
 
 type Client = pb::namespace_client::NamespaceClient<tonic::transport::Channel>;
 
-/// One raw call to one member: no leader hints followed, no retries.
 async fn send(c: &mut Client, call_id: u64, op: &Op) -> Result<OpResult, FsError> {
-    let req = pb::CallRequest {
-        ctx: Some(pb::CallContext {
-            client_id: "fencing-test".into(),
-            call_id,
-            user: "hdfs".into(),
-            groups: vec![],
-            delegation_token: Vec::new(),
-        }),
-        op_bin: codec::encode(op).unwrap(),
-        ..Default::default()
-    };
-    let reply = c.call(req).await.expect("transport").into_inner();
-    codec::decode(&reply.result_bin, "reply").expect("decodable reply")
+    common::raw_call(c, "fencing-test", call_id, op).await
 }
 
 fn signal(pid: u32, sig: i32) {

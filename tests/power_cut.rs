@@ -15,30 +15,16 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Cluster, CreateLoad};
+use common::{copy_dir, Cluster, CreateLoad};
 use raftfs_client::FileSystem;
 
 const MEMBERS: u64 = 3;
 const DATANODES: u64 = 3;
 const CUTS: usize = 2;
-
-fn copy_dir(from: &Path, to: &Path) {
-    let _ = std::fs::remove_dir_all(to);
-    std::fs::create_dir_all(to).unwrap();
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", from.display()))
-        .arg(to)
-        .status()
-        .expect("run cp");
-    assert!(status.success(), "copy {} to {}", from.display(), to.display());
-}
 
 fn contents(i: usize) -> Vec<u8> {
     let n = 70_000 + (i * 7_919) % 200_000;

@@ -158,6 +158,100 @@ fn file_bytes(n: usize, seed: u8) -> Vec<u8> {
     (0..n).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
 }
 
+/// A nameservice whose DataNodes run under the `eio_open` shim: DataNodes
+/// 1-3 with one volume, DataNode 4 with a second one, and files (replication
+/// 3, under `dir`) written until DataNode 4 keeps at least `on_second`
+/// replicas on its second volume.
+struct TwoVolumes {
+    c: Cluster,
+    _shims: tempfile::TempDir,
+    arm_dir: PathBuf,
+    second: PathBuf,
+    dn4_addr: String,
+    fs: raftfs_client::FileSystem,
+    /// Every file whose close was acknowledged, with its contents.
+    files: Vec<(String, Vec<u8>)>,
+}
+
+impl TwoVolumes {
+    async fn start(dn4_extra: &[&str], dir: &str, on_second: usize, base_size: usize) -> TwoVolumes {
+        let shims = tempfile::tempdir().unwrap();
+        let shim = common::build_shim(shims.path(), "eio_open");
+        let arm_dir = shims.path().join("arm");
+        std::fs::create_dir(&arm_dir).unwrap();
+        let mut c = Cluster::start_with(3, "memory", common::FAST_BLOCKS);
+        c.wait_ready().await;
+        c.env = vec![
+            ("LD_PRELOAD".into(), shim.display().to_string()),
+            ("RAFTFS_SHIM_EIO_DIR".into(), arm_dir.display().to_string()),
+        ];
+        c.start_datanodes(3, &[]);
+        let second = c.root.path().join("dn4-second-volume");
+        c.dn_extra_args = vec!["--dir".into(), second.display().to_string()];
+        c.dn_extra_args.extend(dn4_extra.iter().map(|a| a.to_string()));
+        c.start_datanode(4);
+        c.dn_extra_args.clear();
+        c.wait_datanodes(4).await;
+        let dn4_addr = format!("127.0.0.1:{}", c.dn_ports[&4]);
+        let fs = c.client("hdfs", &["hdfs"]);
+        fs.mkdirs(dir, None).await.expect("mkdir");
+        let mut v = TwoVolumes {
+            c,
+            _shims: shims,
+            arm_dir,
+            second,
+            dn4_addr,
+            fs,
+            files: Vec::new(),
+        };
+        while replica_ids_under(&v.second).len() < on_second {
+            assert!(v.files.len() < 40, "DataNode 4 never used its second volume");
+            let i = v.files.len();
+            let data = file_bytes(base_size + i * 1_000, i as u8);
+            v.write(&format!("{dir}/f{i}"), data).await.expect("write a file");
+        }
+        v
+    }
+
+    /// Write `data` to `path`; kept in [`TwoVolumes::files`] once closed.
+    async fn write(&mut self, path: &str, data: Vec<u8>) -> Result<(), raftfs_proto::FsError> {
+        let mut w = self.fs.create_file_opt(path, true, None, 3, 1 << 20, true).await?;
+        w.write(&data).await?;
+        w.close().await?;
+        self.files.push((path.to_string(), data));
+        Ok(())
+    }
+
+    /// From now on every open under DataNode 4's second volume fails with EIO.
+    fn fail_second_volume(&self) {
+        let pid = self.c.dn_pid(4).expect("DataNode 4 runs");
+        std::fs::write(
+            self.arm_dir.join(format!("eio-open-{pid}")),
+            self.second.display().to_string(),
+        )
+        .unwrap();
+    }
+
+    /// Every file reads back byte for byte.
+    async fn check_files(&self, when: &str) {
+        for (path, data) in &self.files {
+            let got = self
+                .fs
+                .open(path)
+                .await
+                .expect("open")
+                .read_to_end()
+                .await
+                .expect("read");
+            assert!(&got == data, "{path} reads back wrong {when}");
+        }
+    }
+
+    fn dn4_log(&self) -> String {
+        std::fs::read_to_string(self.c.root.path().join("dn4.log")).unwrap_or_default()
+    }
+}
+
 /// A DataNode with two volumes loses one to I/O errors the kernel returns
 /// (its opens fail with EIO, through the `eio_open` shim): the volume is
 /// taken out of service, the replicas on it are reported lost, the
@@ -165,80 +259,24 @@ fn file_bytes(n: usize, seed: u8) -> Vec<u8> {
 /// storing on the volume that works. No file loses a byte.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_datanode_volume_that_fails_is_taken_out_and_its_replicas_are_copied_elsewhere() {
-    let shims = tempfile::tempdir().unwrap();
-    let shim = common::build_shim(shims.path(), "eio_open");
-    let arm_dir = shims.path().join("arm");
-    std::fs::create_dir(&arm_dir).unwrap();
-    let mut c = Cluster::start_with(
-        3,
-        "memory",
-        &[
-            "--safemode-extension-ms",
-            "0",
-            "--replication-interval-ms",
-            "200",
-            "--pending-replication-timeout-ms",
-            "5000",
-        ],
-    );
-    c.wait_ready().await;
-    c.env = vec![
-        ("LD_PRELOAD".into(), shim.display().to_string()),
-        ("RAFTFS_SHIM_EIO_DIR".into(), arm_dir.display().to_string()),
-    ];
-    c.start_datanodes(3, &[]);
-    // DataNode 4 has a second volume.
-    let second = c.root.path().join("dn4-second-volume");
-    c.dn_extra_args = vec!["--dir".into(), second.display().to_string()];
-    c.start_datanode(4);
-    c.dn_extra_args.clear();
-    c.wait_datanodes(4).await;
-    let dn4_addr = format!("127.0.0.1:{}", c.dn_ports[&4]);
-    let fs = c.client("hdfs", &["hdfs"]);
-    fs.mkdirs("/vol", None).await.expect("mkdir");
-
-    // Files until DataNode 4 keeps a few replicas on its second volume.
-    let mut files = Vec::new();
-    while replica_ids_under(&second).len() < 3 {
-        assert!(files.len() < 40, "DataNode 4 never used its second volume");
-        let i = files.len();
-        let path = format!("/vol/f{i}");
-        let data = file_bytes(200_000 + i * 1_000, i as u8);
-        let mut w = fs
-            .create_file_opt(&path, true, None, 3, 1 << 20, true)
-            .await
-            .expect("create");
-        w.write(&data).await.expect("write");
-        w.close().await.expect("close");
-        files.push((path, data));
-    }
-    let lost: Vec<u64> = replica_ids_under(&second);
+    let mut v = TwoVolumes::start(&[], "/vol", 3, 200_000).await;
+    let lost: Vec<u64> = replica_ids_under(&v.second);
     let mut file_of = std::collections::HashMap::new();
-    for (path, _) in &files {
-        for b in fs.block_locations(path).await.expect("locations").blocks {
+    for (path, _) in &v.files {
+        for b in v.fs.block_locations(path).await.expect("locations").blocks {
             file_of.insert(b.block.id, path.clone());
         }
     }
 
-    // The second volume dies.
-    let pid = c.dn_pid(4).expect("DataNode 4 runs");
-    std::fs::write(arm_dir.join(format!("eio-open-{pid}")), second.display().to_string()).unwrap();
-    // Reads and writes meet it: reads fall back to other replicas, writes
-    // go on without it.
-    for (path, data) in &files {
-        let got = fs.open(path).await.expect("open").read_to_end().await.expect("read");
-        assert!(&got == data, "{path} reads back wrong with a volume failing");
-    }
+    // The second volume dies. Reads and writes meet it: reads fall back to
+    // other replicas, writes go on without it.
+    v.fail_second_volume();
+    v.check_files("with a volume failing").await;
     for i in 0..4 {
-        let path = format!("/vol/after{i}");
         let data = file_bytes(150_000, 100 + i as u8);
-        let mut w = fs
-            .create_file_opt(&path, true, None, 3, 1 << 20, true)
+        v.write(&format!("/vol/after{i}"), data)
             .await
-            .expect("create");
-        w.write(&data).await.expect("write with a volume failing");
-        w.close().await.expect("close with a volume failing");
-        files.push((path, data));
+            .expect("write with a volume failing");
     }
 
     // Its replicas are reported lost and copied: three replicas of each
@@ -248,11 +286,11 @@ async fn a_datanode_volume_that_fails_is_taken_out_and_its_replicas_are_copied_e
         let mut waiting = Vec::new();
         for id in &lost {
             let path = &file_of[id];
-            let blocks = fs.block_locations(path).await.expect("locations").blocks;
+            let blocks = v.fs.block_locations(path).await.expect("locations").blocks;
             let b = blocks.iter().find(|b| b.block.id == *id).expect("the block");
             // DataNode 4 may hold it again, copied onto the volume that works.
-            let on_dn4 = b.locations.iter().any(|l| l.addr == dn4_addr);
-            let on_dn4_first = replica_ids_under(&c.dn_dir(4)).contains(id);
+            let on_dn4 = b.locations.iter().any(|l| l.addr == v.dn4_addr);
+            let on_dn4_first = replica_ids_under(&v.c.dn_dir(4)).contains(id);
             if (on_dn4 && !on_dn4_first) || b.locations.len() < 3 {
                 waiting.push(format!(
                     "{id}: {} replicas, on DataNode 4: {on_dn4}, on its working volume: {on_dn4_first}",
@@ -266,11 +304,11 @@ async fn a_datanode_volume_that_fails_is_taken_out_and_its_replicas_are_copied_e
         assert!(
             Instant::now() < deadline,
             "the failed volume's replicas were not replaced: {waiting:?}\n{}",
-            std::fs::read_to_string(c.root.path().join("dn4.log")).unwrap_or_default()
+            v.dn4_log()
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    let log = std::fs::read_to_string(c.root.path().join("dn4.log")).unwrap_or_default();
+    let log = v.dn4_log();
     assert!(
         log.contains("volume failed") && log.contains("Input/output error"),
         "DataNode 4 did not say its volume failed:\n{log}"
@@ -279,15 +317,12 @@ async fn a_datanode_volume_that_fails_is_taken_out_and_its_replicas_are_copied_e
         log.contains("reported lost"),
         "DataNode 4 did not report the replicas lost:\n{log}"
     );
-    let (_, report, _) = c.dfsadmin(&["-report"]);
+    let (_, report, _) = v.c.dfsadmin(&["-report"]);
     assert!(
         report.contains("Volume Failures: 1"),
         "dfsadmin -report shows the failed volume:\n{report}"
     );
-    for (path, data) in &files {
-        let got = fs.open(path).await.expect("open").read_to_end().await.expect("read");
-        assert!(&got == data, "{path} reads back wrong after the volume failed");
-    }
+    v.check_files("after the volume failed").await;
 }
 
 /// Small tmpfs file systems mounted over directories, unmounted (lazily)
@@ -443,89 +478,24 @@ async fn a_leader_whose_disk_fills_acknowledges_nothing_more_and_gives_up_leader
 /// nameservice counts it dead and copies its replicas from the others.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_datanode_past_its_tolerated_volume_failures_exits_and_its_replicas_are_copied() {
-    let shims = tempfile::tempdir().unwrap();
-    let shim = common::build_shim(shims.path(), "eio_open");
-    let arm_dir = shims.path().join("arm");
-    std::fs::create_dir(&arm_dir).unwrap();
-    let mut c = Cluster::start_with(
-        3,
-        "memory",
-        &[
-            "--safemode-extension-ms",
-            "0",
-            "--replication-interval-ms",
-            "200",
-            "--datanode-dead-ms",
-            "3000",
-            "--pending-replication-timeout-ms",
-            "5000",
-        ],
-    );
-    c.wait_ready().await;
-    c.env = vec![
-        ("LD_PRELOAD".into(), shim.display().to_string()),
-        ("RAFTFS_SHIM_EIO_DIR".into(), arm_dir.display().to_string()),
-    ];
-    c.start_datanodes(3, &[]);
-    let second = c.root.path().join("dn4-second-volume");
-    c.dn_extra_args = vec![
-        "--dir".into(),
-        second.display().to_string(),
-        "--failed-volumes-tolerated".into(),
-        "0".into(),
-    ];
-    c.start_datanode(4);
-    c.dn_extra_args.clear();
-    c.wait_datanodes(4).await;
-    let dn4_addr = format!("127.0.0.1:{}", c.dn_ports[&4]);
-    let fs = c.client("hdfs", &["hdfs"]);
-    fs.mkdirs("/tol", None).await.expect("mkdir");
-    let mut files = Vec::new();
-    while replica_ids_under(&second).is_empty() {
-        assert!(files.len() < 40, "DataNode 4 never used its second volume");
-        let i = files.len();
-        let path = format!("/tol/f{i}");
-        let data = file_bytes(100_000 + i * 1_000, i as u8);
-        let mut w = fs
-            .create_file_opt(&path, true, None, 3, 1 << 20, true)
-            .await
-            .expect("create");
-        w.write(&data).await.expect("write");
-        w.close().await.expect("close");
-        files.push((path, data));
-    }
-
-    let pid = c.dn_pid(4).expect("DataNode 4 runs");
-    std::fs::write(arm_dir.join(format!("eio-open-{pid}")), second.display().to_string()).unwrap();
+    let mut v = TwoVolumes::start(&["--failed-volumes-tolerated", "0"], "/tol", 1, 100_000).await;
     // Reads meet the dead volume (some through DataNode 4).
-    for (path, data) in &files {
-        let got = fs.open(path).await.expect("open").read_to_end().await.expect("read");
-        assert!(&got == data, "{path} reads back wrong with a volume failing");
-    }
+    v.fail_second_volume();
+    v.check_files("with a volume failing").await;
     // A write that lands on it fails the volume for sure.
-    let mut i = 0;
     let deadline = Instant::now() + Duration::from_secs(60);
-    let exited = loop {
-        let exited = c.exited_datanodes();
-        if exited.contains(&4) {
-            break true;
-        }
+    let mut i = 0;
+    while !v.c.exited_datanodes().contains(&4) {
         assert!(
             Instant::now() < deadline,
             "DataNode 4 kept running past its tolerated volume failures"
         );
-        let path = format!("/tol/after{i}");
         let data = file_bytes(50_000, 200u8.wrapping_add(i as u8));
-        if let Ok(mut w) = fs.create_file_opt(&path, true, None, 3, 1 << 20, true).await {
-            if w.write(&data).await.is_ok() && w.close().await.is_ok() {
-                files.push((path, data));
-            }
-        }
+        let _ = v.write(&format!("/tol/after{i}"), data).await;
         i += 1;
         tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    assert!(exited);
-    let log = std::fs::read_to_string(c.root.path().join("dn4.log")).unwrap_or_default();
+    }
+    let log = v.dn4_log();
     assert!(
         log.contains("too many failed volumes") && log.contains("1 of 2 volumes failed, 0 tolerated"),
         "DataNode 4 did not say why it stopped:\n{log}"
@@ -535,9 +505,9 @@ async fn a_datanode_past_its_tolerated_volume_failures_exits_and_its_replicas_ar
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let mut short = Vec::new();
-        for (path, _) in &files {
-            for b in fs.block_locations(path).await.expect("locations").blocks {
-                if b.locations.len() < 3 || b.locations.iter().any(|l| l.addr == dn4_addr) {
+        for (path, _) in &v.files {
+            for b in v.fs.block_locations(path).await.expect("locations").blocks {
+                if b.locations.len() < 3 || b.locations.iter().any(|l| l.addr == v.dn4_addr) {
                     short.push(format!("{path}: {}", b.locations.len()));
                 }
             }
@@ -548,8 +518,5 @@ async fn a_datanode_past_its_tolerated_volume_failures_exits_and_its_replicas_ar
         assert!(Instant::now() < deadline, "replicas not restored: {short:?}");
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    for (path, data) in &files {
-        let got = fs.open(path).await.expect("open").read_to_end().await.expect("read");
-        assert!(&got == data, "{path} reads back wrong after DataNode 4 stopped");
-    }
+    v.check_files("after DataNode 4 stopped").await;
 }

@@ -74,7 +74,7 @@ pub async fn run_nameservice(node: Arc<Node>, members: Vec<String>) {
         }
     };
     node.set_uuid(&ident.datanode_uuid);
-    let now_ms = raftfs_trust::block_token::wall_clock_ms();
+    let now_ms = raftfs_trust::clock::wall_clock_ms();
     if let Err(e) = node
         .storage
         .open_pool(&info.block_pool_id, info.namespace_id, &info.cluster_id, now_ms)
@@ -158,7 +158,7 @@ async fn member_loop(node: Arc<Node>, addr: String, info: NamespaceInfo, highest
             tokio::select! {
                 _ = tokio::time::sleep_until(next_beat) => {
                     next_beat = tokio::time::Instant::now() + beat;
-                    node.report_lost_replicas();
+                    node.handle_volume_failures();
                     match heartbeat(&node, &addr, &bpid, &id.uuid).await {
                         Ok(reply) => {
                             learn_keys(&node, &addr, &bpid, reply.block_keys.as_ref());
@@ -198,10 +198,7 @@ async fn member_loop(node: Arc<Node>, addr: String, info: NamespaceInfo, highest
 /// pool signs with its own, leader or not).
 fn learn_keys(node: &Node, addr: &str, bpid: &str, keys: Option<&raftfs_proto::ExportedBlockKeys>) {
     let Some(keys) = keys else { return };
-    if let Err(e) = node
-        .block_keys
-        .update(bpid, keys, raftfs_trust::block_token::wall_clock_ms())
-    {
+    if let Err(e) = node.block_keys.update(bpid, keys, raftfs_trust::clock::wall_clock_ms()) {
         tracing::warn!(member = %addr, error = %e, "block keys refused");
     }
 }

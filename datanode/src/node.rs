@@ -16,7 +16,7 @@ use tonic::transport::{Channel, Endpoint};
 use raftfs_proto::pb::data_transfer_client::DataTransferClient;
 use raftfs_proto::pb::datanode_protocol_client::DatanodeProtocolClient;
 use raftfs_proto::{AccessMode, AccessModes, Block, BlockToken, DatanodeId, FsError, IncrementalReport};
-use raftfs_trust::block_token::wall_clock_ms;
+use raftfs_trust::clock::wall_clock_ms;
 use raftfs_trust::{BlockKeyRing, Dialer, NodeSecurity, PeerRole};
 
 use crate::storage::Storage;
@@ -270,27 +270,27 @@ impl Node {
     }
 
     /// Report the replicas of volumes that failed since the last call as
-    /// deleted (see [`crate::storage::Storage::take_lost_replicas`]).
-    pub fn report_lost_replicas(&self) {
+    /// deleted (see [`crate::storage::Storage::take_lost_replicas`]), and
+    /// say the node must stop once more volumes failed than it tolerates.
+    pub fn handle_volume_failures(&self) {
         let lost = self.storage.take_lost_replicas();
-        if lost.is_empty() {
-            return;
-        }
-        tracing::error!(
-            replicas = lost.len(),
-            failed_volumes = self.storage.failed_volumes(),
-            "the replicas on failed volumes are reported lost; the nameservices copy them from other replicas"
-        );
-        for (bpid, b) in lost {
-            self.report_deleted(&bpid, b);
+        if !lost.is_empty() {
+            tracing::error!(
+                replicas = lost.len(),
+                failed_volumes = self.storage.failed_volumes(),
+                "the replicas on failed volumes are reported lost; the nameservices copy them from other replicas"
+            );
+            for (bpid, b) in lost {
+                self.report_deleted(&bpid, b);
+            }
         }
         if let Some(why) = self.cfg.too_many_failed_volumes(self.storage.failed_volumes()) {
             self.volumes_exhausted.send_if_modified(|w| {
-                let first = w.is_none();
-                if first {
-                    *w = Some(why);
+                if w.is_some() {
+                    return false;
                 }
-                first
+                *w = Some(why);
+                true
             });
         }
     }

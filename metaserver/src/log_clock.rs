@@ -107,7 +107,7 @@ impl LogClock {
         let now = Instant::now();
         let mut a = self.anchor.lock();
         let elapsed_us = now.saturating_duration_since(a.at).as_micros() as i64;
-        let mono_us = a.log_us.saturating_add(elapsed_us);
+        let mono_us = a.estimate_us(now);
         let off_us = wall_us.saturating_sub(mono_us);
         let t_us = if off_us.abs() <= CLOCK_STEP_TOLERANCE_MS * 1000 {
             wall_us

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
+use raftfs_client::{ClientOptions, ClientTls, DelegationTokenSource, FileSystem, Identity};
+use raftfs_proto::{codec, pb, DelegationToken, FsError, Op, OpResult};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_raftfs");
 
@@ -333,15 +334,7 @@ impl Cluster {
     /// Members whose process has exited on its own since the last call (they
     /// are forgotten: start them again with [`Cluster::start_member`]).
     pub fn exited(&mut self) -> Vec<u64> {
-        let gone: Vec<u64> = self
-            .children
-            .iter_mut()
-            .filter_map(|(i, c)| matches!(c.try_wait(), Ok(Some(_))).then_some(*i))
-            .collect();
-        for i in &gone {
-            self.children.remove(i);
-        }
-        gone
+        reap_exited(&mut self.children)
     }
 
     /// The process id of DataNode `j`, if it runs.
@@ -352,15 +345,7 @@ impl Cluster {
     /// DataNodes whose process has exited on its own since the last call
     /// (forgotten, as [`Cluster::exited`] forgets members).
     pub fn exited_datanodes(&mut self) -> Vec<u64> {
-        let gone: Vec<u64> = self
-            .datanodes
-            .iter_mut()
-            .filter_map(|(j, c)| matches!(c.try_wait(), Ok(Some(_))).then_some(*j))
-            .collect();
-        for j in &gone {
-            self.datanodes.remove(j);
-        }
-        gone
+        reap_exited(&mut self.datanodes)
     }
 
     /// Process id of a running member.
@@ -484,6 +469,27 @@ impl Cluster {
     pub fn refresh_groups(&self) {
         let (code, out, err) = self.dfsadmin(&["-refreshUserToGroupsMappings"]);
         assert_eq!(code, 0, "refresh the group mappings: {out}{err}");
+    }
+
+    /// A client authenticated by `user`'s certificate (the only way to
+    /// fetch delegation tokens), with no token of its own.
+    pub fn certificate_client(&self, user: &str) -> FileSystem {
+        let opts = ClientOptions {
+            tls: ClientTls::Credentials(self.user_credentials(user)),
+            delegation_token: DelegationTokenSource::None,
+            ..Default::default()
+        };
+        FileSystem::connect(&self.fs_uri(), Identity::new(user, &[]), opts).expect("connect")
+    }
+
+    /// A client that authenticates with `token` alone (its process name is
+    /// "nobody").
+    pub fn token_client(&self, token: &DelegationToken) -> FileSystem {
+        let opts = ClientOptions {
+            delegation_token: DelegationTokenSource::Token(token.clone()),
+            ..self.client_options()
+        };
+        FileSystem::connect(&self.fs_uri(), Identity::new("nobody", &[]), opts).expect("connect")
     }
 
     pub fn client(&self, user: &str, groups: &[&str]) -> FileSystem {
@@ -675,4 +681,65 @@ pub fn build_shim(dir: &Path, name: &str) -> PathBuf {
         .expect("run cc (a C compiler is needed to build RocksDB, so it is installed)");
     assert!(status.success(), "building the {name} shim failed");
     out
+}
+
+/// Children that exited on their own, removed from `children`.
+fn reap_exited(children: &mut BTreeMap<u64, Child>) -> Vec<u64> {
+    let gone: Vec<u64> = children
+        .iter_mut()
+        .filter_map(|(i, c)| matches!(c.try_wait(), Ok(Some(_))).then_some(*i))
+        .collect();
+    for i in &gone {
+        children.remove(i);
+    }
+    gone
+}
+
+/// Member arguments for data-path tests: no safe-mode extension, and
+/// replication, dead DataNodes and pending copies noticed in seconds.
+pub const FAST_BLOCKS: &[&str] = &[
+    "--safemode-extension-ms",
+    "0",
+    "--replication-interval-ms",
+    "200",
+    "--datanode-dead-ms",
+    "3000",
+    "--pending-replication-timeout-ms",
+    "5000",
+];
+
+/// One raw call to one member as user `hdfs` of client `client_id`: no
+/// leader hints followed, no retries (a retry is the same call id again).
+pub async fn raw_call(
+    c: &mut pb::namespace_client::NamespaceClient<tonic::transport::Channel>,
+    client_id: &str,
+    call_id: u64,
+    op: &Op,
+) -> Result<OpResult, FsError> {
+    let req = pb::CallRequest {
+        ctx: Some(pb::CallContext {
+            client_id: client_id.into(),
+            call_id,
+            user: "hdfs".into(),
+            groups: vec![],
+            delegation_token: Vec::new(),
+        }),
+        op_bin: codec::encode(op).unwrap(),
+        ..Default::default()
+    };
+    let reply = c.call(req).await.expect("transport").into_inner();
+    codec::decode(&reply.result_bin, "reply").expect("decodable reply")
+}
+
+/// Replace `to` with a copy of `from` (`cp -a`: modes and times kept).
+pub fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()
+        .expect("run cp");
+    assert!(status.success(), "copy {} to {}", from.display(), to.display());
 }

@@ -363,9 +363,6 @@ impl BlockKeyRing {
     }
 }
 
-/// Unix milliseconds on this host's clock (token expiry and key rolls).
-pub use crate::clock::wall_clock_ms;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,7 +30,7 @@ mod replica;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -162,6 +162,10 @@ pub struct Storage {
     ident: RwLock<Option<StorageIdent>>,
     pools: RwLock<HashMap<String, Arc<Pool>>>,
     next_volume: AtomicUsize,
+    /// Failed volumes whose replicas [`Storage::take_lost_replicas`] took.
+    failures_scanned: AtomicU32,
+    /// A replica entered the maps on a failed volume since the last scan.
+    placed_on_failed: AtomicBool,
     /// Bytes kept free on every volume (HDFS `dfs.datanode.du.reserved`).
     pub reserved_bytes: u64,
 }
@@ -232,6 +236,8 @@ impl Storage {
             ident: RwLock::new(ident),
             pools: RwLock::new(HashMap::new()),
             next_volume: AtomicUsize::new(0),
+            failures_scanned: AtomicU32::new(0),
+            placed_on_failed: AtomicBool::new(false),
             reserved_bytes,
         };
         s.load_pools()?;
@@ -293,6 +299,14 @@ impl Storage {
             .collect()
     }
 
+    /// A replica entered the maps on `volume`: if that volume failed
+    /// meanwhile, the next [`Storage::take_lost_replicas`] scans again.
+    pub(crate) fn placed_on(&self, volume: usize) {
+        if self.volumes[volume].is_failed() {
+            self.placed_on_failed.store(true, Ordering::Relaxed);
+        }
+    }
+
     pub fn failed_volumes(&self) -> u32 {
         self.volumes.iter().filter(|v| v.is_failed()).count() as u32
     }
@@ -303,8 +317,14 @@ impl Storage {
     /// a failed volume's replicas and reports them gone in the same way).
     /// Replicas still being written there leave too: their writer's next
     /// packet fails on the dead volume and the pipeline recovers without it.
+    ///
+    /// This runs on every heartbeat, so the maps are scanned only when more
+    /// volumes have failed than at the last scan, or a replica was placed
+    /// on a volume that failed meanwhile.
     pub fn take_lost_replicas(&self) -> Vec<(String, Block)> {
-        if self.failed_volumes() == 0 {
+        let failed = self.failed_volumes();
+        let placed_on_failed = self.placed_on_failed.swap(false, Ordering::Relaxed);
+        if failed <= self.failures_scanned.load(Ordering::Relaxed) && !placed_on_failed {
             return Vec::new();
         }
         let mut lost = Vec::new();
@@ -317,6 +337,7 @@ impl Storage {
                 keep
             });
         }
+        self.failures_scanned.fetch_max(failed, Ordering::Relaxed);
         lost
     }
 

@@ -268,6 +268,7 @@ impl Storage {
                 temporary,
             },
         );
+        self.placed_on(volume);
         Ok(ReplicaWriter {
             pool: pool.clone(),
             block: b,
@@ -326,6 +327,7 @@ impl Storage {
                 temporary: false,
             },
         );
+        self.placed_on(r.volume);
         Ok(ReplicaWriter {
             pool: pool.clone(),
             block,
