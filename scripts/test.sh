@@ -11,6 +11,11 @@ cargo fmt --all -- --check
 cargo build --workspace --all-targets
 cargo clippy --workspace --all-targets -- -D warnings
 mkdir -p target
+# The clusters the tests start write under $TMPDIR and members stop
+# campaigning below 100 MiB free: say how much room there is before and,
+# on a failure, after, so that a full disk reads as one.
+free_space() { df -h "${TMPDIR:-/tmp}" . | sed "s/^/disk ($1): /"; }
+free_space "before the tests"
 set +e
 cargo test --workspace --no-fail-fast -- --test-threads=2 2>&1 | tee target/test-output.txt
 status=${PIPESTATUS[0]}
@@ -19,4 +24,5 @@ set -e
 # crate with no tests: close with the totals of them all.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i == "passed;") p += $(i-1); if ($i == "failed;") f += $(i-1) } }
      END { printf "%d passed, %d failed\n", p, f }' target/test-output.txt
+[ "$status" -eq 0 ] || free_space "after the tests"
 exit "$status"
