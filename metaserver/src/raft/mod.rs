@@ -6,12 +6,12 @@
 //!   (the namespace's birth, client ops, or writes the leader planned).
 //!   Apply never reads a clock: time comes from the entry.
 //! * [`LogStore`]: the Raft log and vote in RocksDB, fsynced before openraft
-//!   is told an append is durable.
+//!   is told an append is durable (the generic store of `raftfs_raft`,
+//!   shared with the routers' mount-table group).
 //! * [`NsStateMachine`]: the thin adapter that hands committed commands to
 //!   the namespace's `Applier` and commits what it staged.
 //! * [`network`]: tonic client and server for Raft RPCs.
 
-pub mod log_store;
 pub mod network;
 pub mod snapshot;
 pub mod snapshot_stream;
@@ -21,7 +21,10 @@ use serde::{Deserialize, Serialize};
 
 use raftfs_proto::{FsError, OpResult};
 
-pub use log_store::LogStore;
+pub use raftfs_raft::IoStats;
+
+/// The nameservice's Raft log: the generic RocksDB log store.
+pub type LogStore = raftfs_raft::LogStore<TypeConfig>;
 pub use state_machine::NsStateMachine;
 
 /// A log entry's payload: the namespace's (see [`crate::namespace::command`]).

@@ -14,7 +14,7 @@
 //! there to cut or restore the link between two members.
 //! `RAFTFS_FAILPOINT_SLOW_DISK_FILE=<path>`: while `<path>` holds a number of
 //! milliseconds, every fsync of the Raft log takes that much longer (read
-//! by the log store, see `raft::log_store`).
+//! by the log store, see `raftfs_raft::log_store`).
 //! `RAFTFS_FAILPOINT_CLOCK_OFFSET_DIR=<dir>`: while `<dir>/<pid>` holds a
 //! signed number of milliseconds, the process's wall clock reads that much
 //! off (see `raftfs_trust::clock`; log time then keeps real time, see

@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::raft::log_store::IoStats;
+use crate::raft::IoStats;
 
 /// How often a member checks itself.
 pub const HEALTH_CHECK_INTERVAL_MS: u64 = 1000;

@@ -1,4 +1,6 @@
-//! The Raft log and vote in RocksDB (the edit journal of DESIGN.md §1).
+//! The Raft log and vote in RocksDB (a nameservice's edit journal, DESIGN.md
+//! §1; also the mount-table group's log), generic over the openraft type
+//! configuration `C`: entries, votes and log ids need only be serde types.
 //!
 //! Guarantees openraft relies on:
 //! * `append` leaves entries readable when it returns, and reports them
@@ -20,11 +22,13 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
+use openraft::alias::{EntryOf, LogIdOf, VoteOf};
+use openraft::entry::RaftEntry;
 use openraft::storage::{IOFlushed, LogState, RaftLogReader, RaftLogStorage};
-use openraft::OptionalSend;
+use openraft::{OptionalSend, RaftTypeConfig};
 use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, WriteBatch, WriteOptions, DB};
-
-use super::{Entry, LogId, TypeConfig, Vote};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 const CF_LOG: &str = "log";
 const CF_RAFT_META: &str = "raft_meta";
@@ -35,27 +39,37 @@ const ENTRY_FORMAT_V1: u8 = 1;
 /// Most appends one fsync may cover before their callbacks are answered.
 const MAX_APPENDS_PER_SYNC: usize = 4096;
 
-/// The log store; clones share the database and the sync thread.
-#[derive(Clone)]
-pub struct LogStore {
+/// The log store of one Raft group; clones share the database and the sync
+/// thread.
+pub struct LogStore<C: RaftTypeConfig> {
     // Declared before `db`: dropping the last clone stops and joins the sync
     // thread first, so the database closes in the dropping thread, never in
     // a thread still running when the process exits (RocksDB aborts with
     // "pthread lock: Invalid argument" if its statics go first).
-    sync: Arc<SyncThread>,
+    sync: Arc<SyncThread<C>>,
     db: Arc<DB>,
     stats: Arc<IoStats>,
 }
 
-type SyncTx = mpsc::Sender<(IOFlushed<TypeConfig>, bool)>;
+impl<C: RaftTypeConfig> Clone for LogStore<C> {
+    fn clone(&self) -> Self {
+        LogStore {
+            sync: self.sync.clone(),
+            db: self.db.clone(),
+            stats: self.stats.clone(),
+        }
+    }
+}
+
+type SyncTx<C> = mpsc::Sender<(IOFlushed<C>, bool)>;
 
 /// The sync thread's sender and handle; dropping the last one joins it.
-struct SyncThread {
-    tx: parking_lot::Mutex<Option<SyncTx>>,
+struct SyncThread<C: RaftTypeConfig> {
+    tx: parking_lot::Mutex<Option<SyncTx<C>>>,
     handle: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
-impl Drop for SyncThread {
+impl<C: RaftTypeConfig> Drop for SyncThread<C> {
     fn drop(&mut self) {
         drop(self.tx.lock().take());
         if let Some(h) = self.handle.lock().take() {
@@ -126,9 +140,13 @@ fn synced() -> WriteOptions {
     wo
 }
 
-impl LogStore {
+impl<C> LogStore<C>
+where
+    C: RaftTypeConfig<Entry: Serialize + DeserializeOwned, Vote: Serialize + DeserializeOwned>,
+    LogIdOf<C>: Serialize + DeserializeOwned,
+{
     /// Open (or create) the log in `dir`.
-    pub fn open(dir: &Path) -> io::Result<LogStore> {
+    pub fn open(dir: &Path) -> io::Result<LogStore<C>> {
         let mut opts = Options::default();
         opts.create_if_missing(true);
         opts.create_missing_column_families(true);
@@ -146,7 +164,7 @@ impl LogStore {
             ColumnFamilyDescriptor::new(n, cf)
         });
         let db = Arc::new(DB::open_cf_descriptors(&opts, dir, cfs).map_err(other("open raft log"))?);
-        let (sync_tx, sync_rx) = mpsc::channel::<(IOFlushed<TypeConfig>, bool)>();
+        let (sync_tx, sync_rx) = mpsc::channel::<(IOFlushed<C>, bool)>();
         let sync_db = db.clone();
         let stats = Arc::new(IoStats::default());
         let sync_stats = stats.clone();
@@ -226,9 +244,9 @@ fn slow_disk_delay(f: &Path) {
 /// appends that wrote nothing (heartbeats) needs no fsync of its own: it is
 /// ordered behind every earlier append, each of which was synced before its
 /// callback ran.
-fn sync_loop(
+fn sync_loop<C: RaftTypeConfig>(
     db: Arc<DB>,
-    rx: mpsc::Receiver<(IOFlushed<TypeConfig>, bool)>,
+    rx: mpsc::Receiver<(IOFlushed<C>, bool)>,
     stats: &IoStats,
     slow_disk: Option<PathBuf>,
 ) {
@@ -261,11 +279,15 @@ fn sync_loop(
     }
 }
 
-impl RaftLogReader<TypeConfig> for LogStore {
+impl<C> RaftLogReader<C> for LogStore<C>
+where
+    C: RaftTypeConfig<Entry: Serialize + DeserializeOwned, Vote: Serialize + DeserializeOwned>,
+    LogIdOf<C>: Serialize + DeserializeOwned,
+{
     async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + OptionalSend>(
         &mut self,
         range: RB,
-    ) -> io::Result<Vec<Entry>> {
+    ) -> io::Result<Vec<EntryOf<C>>> {
         let start = match range.start_bound() {
             Bound::Included(x) => *x,
             Bound::Excluded(x) => x.saturating_add(1),
@@ -286,11 +308,11 @@ impl RaftLogReader<TypeConfig> for LogStore {
             if !range.contains(&idx) {
                 break;
             }
-            let entry: Entry = decode("raft log entry", &v)?;
-            if entry.log_id.index != idx {
+            let entry: EntryOf<C> = decode("raft log entry", &v)?;
+            if entry.index() != idx {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!("raft log entry {} stored under index {idx}", entry.log_id.index),
+                    format!("raft log entry {} stored under index {idx}", entry.index()),
                 ));
             }
             out.push(entry);
@@ -298,26 +320,30 @@ impl RaftLogReader<TypeConfig> for LogStore {
         Ok(out)
     }
 
-    async fn read_vote(&mut self) -> io::Result<Option<Vote>> {
+    async fn read_vote(&mut self) -> io::Result<Option<VoteOf<C>>> {
         self.get_meta(KEY_VOTE)
     }
 }
 
-impl RaftLogStorage<TypeConfig> for LogStore {
-    type LogReader = LogStore;
+impl<C> RaftLogStorage<C> for LogStore<C>
+where
+    C: RaftTypeConfig<Entry: Serialize + DeserializeOwned, Vote: Serialize + DeserializeOwned>,
+    LogIdOf<C>: Serialize + DeserializeOwned,
+{
+    type LogReader = LogStore<C>;
 
-    async fn get_log_state(&mut self) -> io::Result<LogState<TypeConfig>> {
-        let last_purged: Option<LogId> = self.get_meta(KEY_LAST_PURGED)?;
+    async fn get_log_state(&mut self) -> io::Result<LogState<C>> {
+        let last_purged: Option<LogIdOf<C>> = self.get_meta(KEY_LAST_PURGED)?;
         let last = match self.db.iterator_cf(self.cf(CF_LOG), IteratorMode::End).next() {
             None => None,
             Some(item) => {
                 let (_, v) = item.map_err(other("read raft log"))?;
-                let e: Entry = decode("raft log entry", &v)?;
-                Some(e.log_id)
+                let e: EntryOf<C> = decode("raft log entry", &v)?;
+                Some(e.log_id())
             }
         };
         Ok(LogState {
-            last_log_id: last.or(last_purged),
+            last_log_id: last.or_else(|| last_purged.clone()),
             last_purged_log_id: last_purged,
         })
     }
@@ -326,30 +352,30 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         self.clone()
     }
 
-    async fn save_vote(&mut self, vote: &Vote) -> io::Result<()> {
+    async fn save_vote(&mut self, vote: &VoteOf<C>) -> io::Result<()> {
         self.put_meta(KEY_VOTE, vote, true)
     }
 
-    async fn save_committed(&mut self, committed: Option<LogId>) -> io::Result<()> {
+    async fn save_committed(&mut self, committed: Option<LogIdOf<C>>) -> io::Result<()> {
         // Not synced: losing it only means re-applying from the state
         // machine's own applied id after a crash.
         self.put_meta(KEY_COMMITTED, &committed, false)
     }
 
-    async fn read_committed(&mut self) -> io::Result<Option<LogId>> {
-        Ok(self.get_meta::<Option<LogId>>(KEY_COMMITTED)?.flatten())
+    async fn read_committed(&mut self) -> io::Result<Option<LogIdOf<C>>> {
+        Ok(self.get_meta::<Option<LogIdOf<C>>>(KEY_COMMITTED)?.flatten())
     }
 
-    async fn append<I>(&mut self, entries: I, callback: IOFlushed<TypeConfig>) -> io::Result<()>
+    async fn append<I>(&mut self, entries: I, callback: IOFlushed<C>) -> io::Result<()>
     where
-        I: IntoIterator<Item = Entry> + OptionalSend,
+        I: IntoIterator<Item = EntryOf<C>> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
         let mut wb = WriteBatch::default();
         let cf = self.cf(CF_LOG);
         let mut wrote = false;
         for e in entries {
-            wb.put_cf(cf, index_key(e.log_id.index), encode(&e));
+            wb.put_cf(cf, index_key(e.index()), encode(&e));
             wrote = true;
         }
         // Readable now; durable once the sync thread has fsynced the WAL.
@@ -367,7 +393,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             .map_err(|_| io::Error::other("raft log sync thread stopped"))
     }
 
-    async fn truncate_after(&mut self, last_log_id: Option<LogId>) -> io::Result<()> {
+    async fn truncate_after(&mut self, last_log_id: Option<LogIdOf<C>>) -> io::Result<()> {
         let from = last_log_id.map_or(0, |l| l.index + 1);
         let mut wb = WriteBatch::default();
         wb.delete_range_cf(self.cf(CF_LOG), index_key(from), index_key(u64::MAX));
@@ -376,7 +402,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         self.db.write_opt(wb, &synced()).map_err(other("truncate raft log"))
     }
 
-    async fn purge(&mut self, log_id: LogId) -> io::Result<()> {
+    async fn purge(&mut self, log_id: LogIdOf<C>) -> io::Result<()> {
         // Record the purge point first: entries at or before it are ignored
         // by openraft, so the deletion itself need not be atomic with it.
         self.put_meta(KEY_LAST_PURGED, &log_id, true)?;
