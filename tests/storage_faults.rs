@@ -346,13 +346,7 @@ impl Mounts {
             dir.display()
         );
         self.0.push(dir.to_path_buf());
-        let copied = Command::new("cp")
-            .arg("-a")
-            .arg(format!("{}/.", saved.display()))
-            .arg(dir)
-            .status()
-            .expect("run cp");
-        assert!(copied.success(), "copy {} onto its tmpfs", saved.display());
+        common::copy_into(&saved, dir);
     }
 }
 

@@ -26,6 +26,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use raftfs_proto::limits::{MAX_PATH_DEPTH, MAX_PATH_LEN_BYTES};
 use serde::{Deserialize, Serialize};
 
 use crate::error::MountTableError;
@@ -34,10 +35,6 @@ use crate::error::MountTableError;
 pub const MAX_MOUNT_ENTRIES: usize = 100_000;
 /// Most destinations one entry spreads over.
 pub const MAX_DESTINATIONS_PER_ENTRY: usize = 64;
-/// Longest mount source or destination path, bytes (HDFS's path limit).
-pub const MAX_MOUNT_PATH_BYTES: usize = 8_000;
-/// Deepest mount source or destination path, components.
-pub const MAX_MOUNT_PATH_DEPTH: usize = 1_000;
 
 /// How a multi-destination entry picks the destination of a path (RBF's
 /// `DestinationOrder`).
@@ -147,11 +144,12 @@ pub struct MountTable {
 }
 
 /// A normalized absolute path: `/`-separated, no empty, `.` or `..`
-/// components, no trailing slash (the root is `/`).
+/// components, no trailing slash (the root is `/`), within the namespace's
+/// own path limits.
 pub fn normalize(path: &str) -> Result<String, MountTableError> {
-    if path.len() > MAX_MOUNT_PATH_BYTES {
+    if path.len() > MAX_PATH_LEN_BYTES {
         return Err(MountTableError::Invalid(format!(
-            "path of {} bytes is longer than {MAX_MOUNT_PATH_BYTES}",
+            "path of {} bytes is longer than {MAX_PATH_LEN_BYTES}",
             path.len()
         )));
     }
@@ -170,9 +168,9 @@ pub fn normalize(path: &str) -> Result<String, MountTableError> {
         out.push('/');
         out.push_str(c);
     }
-    if depth > MAX_MOUNT_PATH_DEPTH {
+    if depth > MAX_PATH_DEPTH {
         return Err(MountTableError::Invalid(format!(
-            "{path} is {depth} components deep, more than {MAX_MOUNT_PATH_DEPTH}"
+            "{path} is {depth} components deep, more than {MAX_PATH_DEPTH}"
         )));
     }
     if out.is_empty() {

@@ -735,6 +735,11 @@ pub async fn raw_call(
 pub fn copy_dir(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to).unwrap();
+    copy_into(from, to);
+}
+
+/// Copy what `from` holds into the existing directory `to` (`cp -a`).
+pub fn copy_into(from: &Path, to: &Path) {
     let status = Command::new("cp")
         .arg("-a")
         .arg(format!("{}/.", from.display()))
