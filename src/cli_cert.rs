@@ -94,14 +94,19 @@ pub fn ensure_ca(dir: &Path, cluster_id: &str) -> anyhow::Result<ClusterCa> {
 
 /// Issue member `id`'s certificate (naming the host of `addr`) into `DIR/tls`.
 pub fn issue_member(ca: &ClusterCa, member_dir: &Path, id: u64, addr: &str) -> anyhow::Result<PeerIdentity> {
+    issue_node(ca, member_dir, PeerRole::Member, id, addr)
+}
+
+/// Issue the certificate of `role` `id` (naming the host of `addr`) into `DIR/tls`.
+pub fn issue_node(ca: &ClusterCa, dir: &Path, role: PeerRole, id: u64, addr: &str) -> anyhow::Result<PeerIdentity> {
     let host = addr.rsplit_once(':').map(|(h, _)| h.to_string()).unwrap_or_default();
     let hosts: Vec<String> = [host].into_iter().filter(|h| !h.is_empty()).collect();
     ca.issue_into(
-        &member_dir.join("tls"),
-        PeerRole::Member,
+        &dir.join("tls"),
+        role,
         &id.to_string(),
         &hosts,
         raftfs_trust::CA_VALIDITY_DAYS,
     )
-    .with_context(|| format!("issue member {id}'s certificate"))
+    .with_context(|| format!("issue {} {id}'s certificate", role.as_str()))
 }

@@ -95,7 +95,7 @@ pub fn version_for(a: &FormatArgs, members: &BTreeMap<u64, String>, now_ms: i64)
     let (cid, nsid, bp) = new_ids(now_ms);
     VersionFile {
         layout_version: LAYOUT_VERSION,
-        node_type: "METASERVER".into(),
+        node_type: raftfs_metaserver::server::layout::NODE_TYPE_METASERVER.into(),
         cluster_id: a.cluster_id.clone().unwrap_or(cid),
         namespace_id: a.namespace_id.unwrap_or(nsid),
         block_pool_id: a.block_pool_id.clone().unwrap_or(bp),

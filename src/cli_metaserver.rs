@@ -235,7 +235,8 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         renew_interval_ms: a.delegation_token_renew_interval_ms.unwrap_or(dd.renew_interval_ms),
     };
     delegation.check().map_err(anyhow::Error::msg)?;
-    let version = layout::check(&dir, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
+    let version =
+        layout::check(&dir, layout::NODE_TYPE_METASERVER, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
     let listen: SocketAddr = match a.listen {
         Some(l) => l,
         None => {

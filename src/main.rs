@@ -8,6 +8,8 @@ mod cli_fetchdt;
 mod cli_format;
 mod cli_haadmin;
 mod cli_metaserver;
+mod cli_router;
+mod cli_routeradmin;
 
 use clap::{Parser, Subcommand};
 
@@ -94,6 +96,20 @@ enum Cmd {
     },
     /// Delegation tokens, as `hdfs fetchdt`: fetch one into a file, --print, --renew or --cancel it.
     Fetchdt(cli_fetchdt::FetchdtArgs),
+    /// Format or run a router of the federation (`raftfs router format|run --help`).
+    Router(cli_router::RouterArgs),
+    /// The federation's mount table and nameservices, as `hdfs dfsrouteradmin` (run `raftfs routeradmin -help`).
+    #[command(disable_help_flag = true)]
+    Routeradmin {
+        /// One or more routers: raftfs://host:port[,host:port...]
+        #[arg(long, env = "RAFTFS_ROUTER")]
+        router: Option<String>,
+        /// Who is asking (changes need the superuser).
+        #[arg(long, env = "RAFTFS_USER")]
+        user: Option<String>,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Benchmarks (NNThroughputBenchmark-style), see `raftfs bench nnthroughput --help`.
     Bench(raftfs_bench::BenchCli),
 }
@@ -157,7 +173,7 @@ fn main() {
     let cli = Cli::parse_from(normalize_args(std::env::args().collect()));
     if matches!(
         cli.cmd,
-        Cmd::Dfs { .. } | Cmd::Haadmin { .. } | Cmd::Dfsadmin { .. } | Cmd::Fsck { .. }
+        Cmd::Dfs { .. } | Cmd::Haadmin { .. } | Cmd::Dfsadmin { .. } | Cmd::Fsck { .. } | Cmd::Routeradmin { .. }
     ) {
         quiet_on_broken_stdout();
     }
@@ -180,6 +196,8 @@ fn main() {
             Cmd::Dfs { fs, user, args } => dfs(fs, user, args).await,
             Cmd::Fetchdt(a) => cli_fetchdt::run(a).await,
             Cmd::Haadmin { fs, user, args } => cli_haadmin::run(fs, user, args).await,
+            Cmd::Router(a) => report(cli_router::run(a).await),
+            Cmd::Routeradmin { router, user, args } => cli_routeradmin::run(router, user, args).await,
             Cmd::Datanode(a) => {
                 init_tracing();
                 report(cli_datanode::run(a).await)

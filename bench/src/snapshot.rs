@@ -29,7 +29,7 @@ use openraft::storage::RaftStateMachine;
 use raftfs_metaserver::blocks::{BlockManager, BlockManagerConfig};
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::raft::network::SNAPSHOT_CHUNK_BYTES;
-use raftfs_metaserver::raft::{snapshot, snapshot_stream, NsStateMachine};
+use raftfs_metaserver::raft::{snapshot_stream, NsStateMachine, Snapshots};
 use raftfs_metaserver::server::{Member, StoreKind};
 use raftfs_metaserver::testkit;
 use raftfs_proto::{CallCtx, Op, OpResult, Permission};
@@ -172,7 +172,7 @@ pub async fn run(a: SnapshotArgs) -> anyhow::Result<()> {
         }
     }
     let take = started.elapsed();
-    let taken = snapshot::Snapshots::open(&dir)?
+    let taken = Snapshots::open(&dir)?
         .latest()?
         .context("no snapshot after the snapshot")?;
     println!(
@@ -192,7 +192,7 @@ pub async fn run(a: SnapshotArgs) -> anyhow::Result<()> {
         Arc::new(BlockManager::new(BlockManagerConfig::default())),
         &new_dir,
     )?;
-    let incoming = snapshot::Snapshots::open(&new_dir)?.incoming()?;
+    let incoming = Snapshots::open(&new_dir)?.incoming()?;
     let meta = taken.manifest.meta.clone();
     let mut writer = snapshot_stream::SnapshotWriter::new(incoming, taken.manifest.clone())?;
     let mut write_error = None;

@@ -40,7 +40,7 @@ pub fn fast_timings() -> RaftTimings {
 pub fn test_version(id: u64, members: &BTreeMap<u64, String>, superuser: &str) -> VersionFile {
     VersionFile {
         layout_version: LAYOUT_VERSION,
-        node_type: "METASERVER".into(),
+        node_type: crate::server::layout::NODE_TYPE_METASERVER.into(),
         cluster_id: "CID-test".into(),
         namespace_id: 42,
         block_pool_id: "BP-42-127.0.0.1-0".into(),

@@ -7,7 +7,28 @@
 //!   commit) before openraft is told an append is durable. Any type
 //!   configuration whose entries, votes and log ids are serde types can use
 //!   it, as openraft's `examples/log-rocks` store is generic over its config.
+//! * [`snapshot`]: snapshot directories (a manifest of checksummed files
+//!   the state machine wrote) and [`snapshot_stream`], their wire form.
+//! * [`network`] and [`service`]: the client and server of the `Raft` gRPC
+//!   service, which check the group and the peer's certificate role.
+//! * [`group`]: the group's lifecycle: the openraft config from
+//!   [`RaftTimings`], bootstrap, the health monitor, timed snapshots.
+//! * [`health`]: a member's own checks (disk space, log fsyncs).
+//! * [`layout`]: a member's directory and its identity file (VERSION).
 
+pub mod framed;
+pub mod group;
+pub mod health;
+pub mod layout;
 pub mod log_store;
+pub mod network;
+pub mod peer_route;
+pub mod service;
+pub mod snapshot;
+pub mod snapshot_stream;
 
+pub use group::RaftTimings;
 pub use log_store::{IoStats, LogStore, ENV_SLOW_DISK_FILE};
+pub use network::{GroupConfig, NetworkFactory, RaftGroup, MOUNT_TABLE_GROUP_ID};
+pub use service::RaftService;
+pub use snapshot::{Manifest, SnapshotDir, Snapshots};

@@ -10,12 +10,13 @@
 //!   shared with the routers' mount-table group).
 //! * [`NsStateMachine`]: the thin adapter that hands committed commands to
 //!   the namespace's `Applier` and commits what it staged.
-//! * [`network`]: tonic client and server for Raft RPCs.
+//! * [`Snapshots`]: the member's snapshot directories; the network
+//!   ([`network`], [`RaftService`]) and the group's lifecycle are the
+//!   generic glue of `raftfs_raft`, used here with [`TypeConfig`].
 
-pub mod network;
-pub mod snapshot;
-pub mod snapshot_stream;
 pub mod state_machine;
+
+pub use raftfs_raft::{network, snapshot_stream};
 
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +48,13 @@ openraft::declare_raft_types!(
 );
 
 pub type Raft = openraft::Raft<TypeConfig, NsStateMachine>;
+/// The member's snapshots of its namespace.
+pub type Snapshots = raftfs_raft::Snapshots<TypeConfig>;
+pub type SnapshotDir = raftfs_raft::SnapshotDir<TypeConfig>;
+/// The `Raft` gRPC service of a member (peers must be members).
+pub type RaftService = raftfs_raft::RaftService<TypeConfig, NsStateMachine>;
+/// The Raft network of a member.
+pub type NetworkFactory = raftfs_raft::NetworkFactory<TypeConfig>;
 pub type LogId = openraft::alias::LogIdOf<TypeConfig>;
 pub type Vote = openraft::alias::VoteOf<TypeConfig>;
 pub type Entry = openraft::alias::EntryOf<TypeConfig>;

@@ -24,8 +24,7 @@ use openraft::{EntryPayload, OptionalSend};
 use parking_lot::RwLock;
 use tokio::sync::watch;
 
-use super::snapshot::{SnapshotDir, Snapshots};
-use super::{CommandResponse, LogId, SnapshotMeta, StoredMembership, TypeConfig};
+use super::{CommandResponse, LogId, SnapshotDir, SnapshotMeta, Snapshots, StoredMembership, TypeConfig};
 use crate::blocks::BlockManager;
 use crate::log_clock::LogClock;
 use crate::namespace::apply::last_time;
@@ -309,8 +308,34 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
     }
 }
 
-/// Builds a snapshot: a checkpoint of the store (see [`Snapshots::build`]),
-/// off the async runtime's threads.
+/// Take a snapshot of `store` into `snapshots`: the store's checkpoint
+/// (RocksDB's own, or an image file for the memory store) with the applied
+/// log id and membership read from that same checkpoint. Blocking.
+pub fn build_snapshot(snapshots: &Snapshots, store: &dyn Store) -> io::Result<SnapshotDir> {
+    snapshots.build_with(|data_dir| {
+        let values = store
+            .checkpoint(data_dir, &[META_APPLIED, META_MEMBERSHIP])
+            .map_err(io::Error::other)?;
+        let mut values = values.into_iter();
+        let last_log_id: Option<LogId> = decode_meta(META_APPLIED, values.next().flatten())?;
+        let last_membership: StoredMembership =
+            decode_meta(META_MEMBERSHIP, values.next().flatten())?.unwrap_or_default();
+        Ok(SnapshotMeta {
+            last_log_id,
+            last_membership,
+        })
+    })
+}
+
+fn decode_meta<T: serde::de::DeserializeOwned>(key: &str, raw: Option<Vec<u8>>) -> io::Result<Option<T>> {
+    raw.map(|r| {
+        bincode::deserialize(&r)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("snapshot meta {key}: {e}")))
+    })
+    .transpose()
+}
+
+/// Builds a snapshot ([`build_snapshot`]) off the async runtime's threads.
 pub struct NsSnapshotBuilder {
     store: Arc<dyn Store>,
     snapshots: Arc<Snapshots>,
@@ -322,7 +347,7 @@ impl RaftSnapshotBuilder<TypeConfig> for NsSnapshotBuilder {
     async fn build_snapshot(&mut self) -> io::Result<openraft::alias::SnapshotOf<TypeConfig, SnapshotDir>> {
         let (store, snapshots) = (self.store.clone(), self.snapshots.clone());
         let started = std::time::Instant::now();
-        let snap = tokio::task::spawn_blocking(move || snapshots.build(&*store))
+        let snap = tokio::task::spawn_blocking(move || build_snapshot(&snapshots, &*store))
             .await
             .map_err(io::Error::other)??;
         tracing::info!(

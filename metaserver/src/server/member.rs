@@ -15,7 +15,7 @@
 //! [`Command::Format`] with the identity from VERSION; every member applies
 //! the same entry, so all roots are byte-identical.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -24,7 +24,8 @@ use std::time::Duration;
 use openraft::async_runtime::WatchReceiver;
 use openraft::errors::{LinearizableReadError, RaftError};
 use openraft::LinearizerOption;
-use openraft::{BasicNode, ServerState};
+use openraft::ServerState;
+use raftfs_raft::group::{self, initialize_if_first};
 
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 use raftfs_trust::{ClientAuth, Dialer, NodeSecurity, PeerRole};
@@ -34,7 +35,7 @@ use super::coalesce::Coalesced;
 use super::data::DataPath;
 use super::failpoint::Failpoints;
 use super::groups::GroupMapping;
-use super::health::{Health, HealthChecks, HealthConfig, HEALTH_CHECK_INTERVAL_MS};
+use super::health::{Health, HealthChecks, HealthConfig};
 use super::layout::{self, VersionFile};
 use super::proposer::{follow_leadership, RaftProposer};
 use super::read_index::{LeaderReadIndex, RemoteReadIndex};
@@ -42,9 +43,9 @@ use crate::blocks::{BlockManager, BlockManagerConfig};
 use crate::exec::pipeline::WritePipeline;
 use crate::exec::ExecMode;
 use crate::namespace::{self, check_ctx, FormatInfo, DEFAULT_SUPERGROUP};
-use crate::raft::network::{NetworkFactory, RaftGroup};
+use crate::raft::network::RaftGroup;
 use crate::raft::state_machine::SmShared;
-use crate::raft::{Command, LogStore, NsStateMachine, Raft, TypeConfig};
+use crate::raft::{Command, LogStore, NetworkFactory, NsStateMachine, Raft, Snapshots, TypeConfig};
 use crate::store::{MemStore, RocksStore, RocksStoreOptions, Store};
 
 /// Which store holds the namespace.
@@ -65,43 +66,7 @@ impl std::str::FromStr for StoreKind {
     }
 }
 
-/// Raft timings, in milliseconds. The election timeout must exceed the
-/// heartbeat interval several times over (openraft checks min > heartbeat).
-///
-/// Failover takes about `election_timeout_max_ms` plus one election: a
-/// follower grants no vote while its leader lease (openraft sets it to
-/// `election_timeout_max_ms` since the last heartbeat) runs, so a candidate
-/// whose timer fires earlier tries again; a small minimum lets the retry
-/// come soon after the lease ends. Pre-vote keeps a member whose timer fired
-/// spuriously (a stalled heartbeat) from bumping the term and deposing a
-/// healthy leader. The same bound caps the leader's read lease.
-#[derive(Debug, Clone)]
-pub struct RaftTimings {
-    pub heartbeat_interval_ms: u64,
-    pub election_timeout_min_ms: u64,
-    pub election_timeout_max_ms: u64,
-    /// Take a snapshot after this many log entries since the last one.
-    pub snapshot_logs_since_last: u64,
-    /// Log entries kept behind a snapshot (so a briefly lagging member
-    /// catches up from the log rather than a snapshot).
-    pub logs_kept_after_snapshot: u64,
-    /// Also take a snapshot this often when entries were applied since the
-    /// last one (HDFS `dfs.namenode.checkpoint.period`, an hour); 0 = never.
-    pub snapshot_interval_secs: u64,
-}
-
-impl Default for RaftTimings {
-    fn default() -> Self {
-        RaftTimings {
-            heartbeat_interval_ms: 100,
-            election_timeout_min_ms: 300,
-            election_timeout_max_ms: 800,
-            snapshot_logs_since_last: 100_000,
-            logs_kept_after_snapshot: 1000,
-            snapshot_interval_secs: 3600,
-        }
-    }
-}
+pub use raftfs_raft::RaftTimings;
 
 #[derive(Debug, Clone)]
 pub struct MemberConfig {
@@ -219,14 +184,19 @@ impl Member {
     }
 
     /// The member's snapshot directory (the Raft service writes received snapshots there).
-    pub fn snapshots(&self) -> Arc<crate::raft::snapshot::Snapshots> {
+    pub fn snapshots(&self) -> Arc<Snapshots> {
         self.shared.snapshots.clone()
     }
 
     /// Open the member's storage and start its Raft node (no RPC server).
     pub async fn open(cfg: &MemberConfig) -> Result<Member, FsError> {
-        let version = layout::check(&cfg.dir, cfg.member_id, cfg.expect_cluster_id.as_deref())
-            .map_err(|e| FsError::InvalidArgument(e.to_string()))?;
+        let version = layout::check(
+            &cfg.dir,
+            layout::NODE_TYPE_METASERVER,
+            cfg.member_id,
+            cfg.expect_cluster_id.as_deref(),
+        )
+        .map_err(|e| FsError::InvalidArgument(e.to_string()))?;
         let groups = Arc::new(GroupMapping::open(cfg.group_mapping.as_deref())?);
         let opening = std::time::Instant::now();
         let store: Arc<dyn Store> = match cfg.store {
@@ -247,27 +217,10 @@ impl Member {
         let sm_ms = opening.elapsed().as_millis() as u64 - store_ms - log_ms;
         let shared = sm.shared();
         let t = &cfg.timings;
-        let config = openraft::Config {
-            cluster_name: version.nameservice.clone(),
-            heartbeat_interval: t.heartbeat_interval_ms,
-            election_timeout_min: t.election_timeout_min_ms,
-            election_timeout_max: t.election_timeout_max_ms,
-            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(t.snapshot_logs_since_last),
-            max_in_snapshot_log_to_keep: t.logs_kept_after_snapshot,
-            install_snapshot_timeout: 60_000,
-            api_batch_capacity: 4096,
-            max_payload_entries: 1000,
-            enable_pre_vote: Some(true),
-            // A restarted leader stands for election in a new term rather
-            // than resuming its old one: leader-side planning and reads
-            // trust state once the leader has applied an entry of its own
-            // term, which must then follow everything committed before.
-            enable_leader_restore: Some(false),
-            ..Default::default()
-        }
-        .validate()
-        .map_err(|e| FsError::InvalidArgument(format!("raft config: {e}")))?;
-        let network = NetworkFactory::new(raft_group(&version), cfg.security.dialer.clone());
+        let config = t
+            .openraft_config(&version.nameservice)
+            .map_err(FsError::InvalidArgument)?;
+        let network = NetworkFactory::new(raft_group(&version), cfg.security.dialer.clone(), PeerRole::Member);
         let raft = Raft::new(cfg.member_id, Arc::new(config), network, log, sm)
             .await
             .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
@@ -335,18 +288,22 @@ impl Member {
             client_auth: cfg.client_auth,
         };
         member.bootstrap().await?;
-        let monitor = tokio::spawn(monitor_health(
+        let dialer = cfg.security.dialer.clone();
+        let monitor = tokio::spawn(group::monitor_health(
             member.raft.clone(),
             member.health.clone(),
             checks,
-            cfg.security.dialer.clone(),
+            move |addr| {
+                let dialer = dialer.clone();
+                async move { peer_health(&addr, &dialer).await.as_deref() == Some("HEALTHY") }
+            },
         ));
         let blocks_monitor = tokio::spawn(member.data.clone().run_monitors());
         let leadership = tokio::spawn(follow_leadership(member.raft.clone(), writes.clone()));
         let reclaimer = tokio::spawn(writes.run_reclaimer());
         let mut tasks = vec![monitor, blocks_monitor, leadership, reclaimer];
         if t.snapshot_interval_secs > 0 {
-            tasks.push(tokio::spawn(snapshot_by_time(
+            tasks.push(tokio::spawn(group::snapshot_by_time(
                 member.raft.clone(),
                 t.snapshot_interval_secs,
             )));
@@ -357,25 +314,9 @@ impl Member {
 
     /// First start of the lowest-id member: initialize the group.
     async fn bootstrap(&self) -> Result<(), FsError> {
-        let initialized = self
-            .raft
-            .is_initialized()
+        initialize_if_first(&self.raft, &self.addrs, self.version.member_id, self.version.join)
             .await
-            .map_err(|e| FsError::Internal(e.to_string()))?;
-        let lowest = self.addrs.keys().next().copied();
-        if !initialized && !self.version.join && lowest == Some(self.version.member_id) {
-            let nodes: BTreeMap<u64, BasicNode> = self
-                .addrs
-                .iter()
-                .map(|(id, a)| (*id, BasicNode { addr: a.clone() }))
-                .collect();
-            match self.raft.initialize(nodes).await {
-                Ok(()) => {
-                    tracing::info!(members = ?self.addrs.keys().collect::<BTreeSet<_>>(), "initialized the Raft group")
-                }
-                Err(e) => tracing::warn!(error = %e, "initialize the Raft group"),
-            }
-        }
+            .map_err(FsError::Internal)?;
         // Whoever leads first formats the namespace (a no-op once formatted).
         let raft = self.raft.clone();
         let shared = self.shared.clone();
@@ -609,15 +550,7 @@ impl Member {
     /// apply: `raftfs metaserver` exits with the reason, as a NameNode
     /// whose journal failed does, and is restarted once the disk is fixed.
     pub async fn raft_stopped(&self) -> String {
-        let mut m = self.raft.metrics();
-        loop {
-            if let Err(f) = &m.borrow_watched().running_state {
-                return f.to_string();
-            }
-            if m.changed().await.is_err() {
-                return "the Raft node stopped".into();
-            }
-        }
+        group::raft_stopped(&self.raft).await
     }
 
     /// Stop the background tasks (and wait until they are gone: they hold
@@ -653,69 +586,11 @@ pub fn format_member(dir: &Path, v: &VersionFile) -> Result<(), FsError> {
 /// Address of member `id`: from the latest membership `raft` knows (members
 /// added since format), else from `version_addrs` (VERSION).
 pub(crate) fn member_addr(raft: &Raft, version_addrs: &BTreeMap<u64, String>, id: u64) -> Option<String> {
-    let metrics = raft.metrics();
-    let m = metrics.borrow_watched();
-    m.membership_config
-        .membership()
-        .get_node(&id)
-        .map(|n| n.addr.clone())
-        .or_else(|| version_addrs.get(&id).cloned())
+    group::member_addr(raft, version_addrs, id)
 }
 
 /// How long the monitor waits for a follower to report its health.
 const HEALTH_QUERY_TIMEOUT_MS: u64 = 500;
-
-/// Check health every interval; stop campaigning while unhealthy, and as an
-/// unhealthy leader hand leadership to the most caught-up healthy follower.
-async fn monitor_health(raft: Raft, health: Arc<parking_lot::RwLock<Health>>, checks: HealthChecks, dialer: Dialer) {
-    let mut tick = tokio::time::interval(Duration::from_millis(HEALTH_CHECK_INTERVAL_MS));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        let now = checks.check();
-        let before = std::mem::replace(&mut *health.write(), now.clone());
-        if before != now {
-            match &now {
-                Health::Healthy => tracing::info!("healthy again: campaigning for leadership again"),
-                Health::Unhealthy(r) => tracing::warn!(reason = %r, "unhealthy: no longer campaigning for leadership"),
-            }
-        }
-        raft.runtime_config().elect(now.is_healthy());
-        if now.is_healthy() {
-            continue;
-        }
-        let m = raft.metrics().borrow_watched().clone();
-        if m.state != ServerState::Leader {
-            continue;
-        }
-        // Most caught-up followers first.
-        let mut candidates: Vec<(u64, u64)> = m
-            .replication
-            .iter()
-            .flatten()
-            .filter(|(id, _)| **id != m.id && m.membership_config.membership().voter_ids().any(|v| v == **id))
-            .map(|(id, matched)| (matched.as_ref().map_or(0, |l| l.index), *id))
-            .collect();
-        candidates.sort_unstable_by(|a, b| b.cmp(a));
-        for (_, id) in candidates {
-            let Some(addr) = m
-                .membership_config
-                .membership()
-                .get_node(&id)
-                .map(|n| super::failpoint::peer_route(id, &n.addr))
-            else {
-                continue;
-            };
-            if peer_health(&addr, &dialer).await.as_deref() == Some("HEALTHY") {
-                tracing::warn!(to = id, "unhealthy leader: transferring leadership");
-                if let Err(e) = raft.trigger().transfer_leader(id).await {
-                    tracing::warn!(error = %e, "transfer leadership");
-                }
-                break;
-            }
-        }
-    }
-}
 
 /// A peer's health as its MemberInfo reports it; None if it does not answer.
 async fn peer_health(addr: &str, dialer: &Dialer) -> Option<String> {
@@ -727,26 +602,4 @@ async fn peer_health(addr: &str, dialer: &Dialer) -> Option<String> {
     let mut c = raftfs_proto::pb::namespace_client::NamespaceClient::new(ep.connect().await.ok()?);
     let info = c.member_info(raftfs_proto::pb::MemberInfoRequest {}).await.ok()?;
     Some(info.into_inner().health)
-}
-
-/// Take a snapshot every `secs` if entries were applied since the last one
-/// (the time half of HDFS's checkpoint trigger; the entry count half is
-/// openraft's snapshot policy).
-async fn snapshot_by_time(raft: Raft, secs: u64) {
-    let mut tick = tokio::time::interval(Duration::from_secs(secs));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await; // the first tick is immediate
-    loop {
-        tick.tick().await;
-        let m = raft.metrics().borrow_watched().clone();
-        let applied = m.last_applied.as_ref().map_or(0, |l| l.index);
-        let snapshot = m.snapshot.as_ref().map_or(0, |l| l.index);
-        if applied > snapshot {
-            tracing::info!(applied, snapshot, "periodic snapshot");
-            if let Err(e) = raft.trigger().snapshot().await {
-                tracing::warn!(error = %e, "trigger snapshot");
-                return;
-            }
-        }
-    }
 }

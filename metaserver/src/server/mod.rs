@@ -11,8 +11,10 @@ pub mod datanode_service;
 mod delegation_keeper;
 pub mod failpoint;
 pub mod groups;
-pub mod health;
-pub mod layout;
+/// A member's health checks live in the Raft glue (routers have them too).
+pub use raftfs_raft::health;
+/// A member's directory and VERSION file are the Raft glue's (routers have them too).
+pub use raftfs_raft::layout;
 pub mod member;
 pub mod proposer;
 pub mod read_index;
@@ -27,7 +29,8 @@ pub use member::{format_member, Member, MemberConfig, RaftTimings, StoreKind};
 use raftfs_proto::limits::MAX_RPC_BYTES;
 use raftfs_proto::pb;
 
-use crate::raft::network::{RaftService, MAX_RAFT_MESSAGE_BYTES};
+use crate::raft::network::MAX_RAFT_MESSAGE_BYTES;
+use crate::raft::RaftService;
 
 /// Most concurrent streams one client connection may open.
 pub const MAX_CONCURRENT_STREAMS_PER_CONNECTION: u32 = 1024;
@@ -61,6 +64,7 @@ pub async fn serve(
         raft: member.raft.clone(),
         snapshots: member.snapshots(),
         group: member.raft_group(),
+        peer_role: raftfs_trust::PeerRole::Member,
         security: member.security.server.clone(),
     })
     .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)

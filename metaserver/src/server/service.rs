@@ -274,6 +274,8 @@ impl pb::namespace_server::Namespace for NamespaceService {
             purged_index: m.purged.as_ref().map_or(0, |l| l.index),
             reads_served: self.member.reads_served(),
             exec_mode: self.member.exec_mode().to_string(),
+            namespace_id: self.member.version.namespace_id,
+            block_pool_id: self.member.version.block_pool_id.clone(),
             cpu_time_us: crate::server::cpu::process_cpu_time_us().unwrap_or(0),
             members: {
                 let membership = m.membership_config.membership();

@@ -15,8 +15,10 @@
 //! into a memory store; an image is imported into RocksDB), so members of one
 //! nameservice may run different stores.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
+
+use raftfs_raft::framed::{read_framed, write_framed};
 
 use super::{Image, StoreError};
 
@@ -25,8 +27,6 @@ pub const IMAGE_FILE: &str = "image.bin";
 /// The file every RocksDB database (and so every RocksDB checkpoint) has.
 const ROCKSDB_MARKER_FILE: &str = "CURRENT";
 const IMAGE_MAGIC: &[u8; 8] = b"RFSIMG01";
-/// Magic, CRC32C and length in front of a framed file's body.
-const FRAME_HEADER_BYTES: usize = 8 + 4 + 8;
 /// Largest image file accepted, in bytes (the memory store holds it all).
 pub const MAX_IMAGE_BYTES: u64 = 64 * 1024 * 1024 * 1024;
 
@@ -55,44 +55,6 @@ fn io_at(what: &str, path: &Path, e: io::Error) -> StoreError {
     StoreError::Io(format!("{what} {}: {e}", path.display()))
 }
 
-/// Write `body` to the new file `path` framed as `magic`, CRC32C (u32 LE),
-/// length (u64 LE), body; synced. Used for image files and snapshot manifests.
-pub fn write_framed(path: &Path, magic: &[u8; 8], body: &[u8]) -> io::Result<()> {
-    let mut f = std::fs::File::create(path)?;
-    f.write_all(magic)?;
-    f.write_all(&crc32c::crc32c(body).to_le_bytes())?;
-    f.write_all(&(body.len() as u64).to_le_bytes())?;
-    f.write_all(body)?;
-    f.sync_all()
-}
-
-/// Read the file `path` written by [`write_framed`] and return its body once
-/// the magic, the length (at most `max_bytes`) and the CRC32C check out; a
-/// mismatch is `InvalidData` naming the file.
-pub fn read_framed(path: &Path, magic: &[u8; 8], max_bytes: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = std::fs::read(path)?;
-    let bad = |m: String| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {m}", path.display()));
-    if bytes.len() < FRAME_HEADER_BYTES || &bytes[..8] != magic {
-        return Err(bad("bad magic or truncated header".into()));
-    }
-    let crc = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
-    let len = u64::from_le_bytes(bytes[12..20].try_into().expect("8 bytes"));
-    let body_len = (bytes.len() - FRAME_HEADER_BYTES) as u64;
-    if len > max_bytes || len != body_len {
-        return Err(bad(format!(
-            "body length {len} does not match the {body_len} bytes present"
-        )));
-    }
-    let actual = crc32c::crc32c(&bytes[FRAME_HEADER_BYTES..]);
-    if actual != crc {
-        return Err(bad(format!(
-            "checksum mismatch (stored {crc:08x}, computed {actual:08x})"
-        )));
-    }
-    bytes.drain(..FRAME_HEADER_BYTES);
-    Ok(bytes)
-}
-
 /// Write `image` as the image file of the new checkpoint directory `dir`, synced.
 pub fn write_image(dir: &Path, image: &Image) -> Result<(), StoreError> {
     std::fs::create_dir_all(dir).map_err(|e| io_at("create checkpoint directory", dir, e))?;
@@ -115,9 +77,7 @@ pub fn read_image(dir: &Path) -> Result<Image, StoreError> {
 
 /// fsync a directory, so the names in it are durable.
 pub fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    std::fs::File::open(dir)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| io_at("sync directory", dir, e))
+    raftfs_raft::framed::sync_dir(dir).map_err(|e| io_at("sync directory", dir, e))
 }
 
 /// Make `dst` (new) hold the files of `src` (flat): SST files hard-linked

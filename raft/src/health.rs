@@ -1,5 +1,6 @@
-//! The member's health monitor (what ZKFC's HealthMonitor does for a
-//! NameNode, here inside the member).
+//! A member's health checks (what ZKFC's HealthMonitor does for a
+//! NameNode, here inside the member), for any Raft group; the monitor that
+//! acts on them is [`crate::group::monitor_health`].
 //!
 //! Every [`HEALTH_CHECK_INTERVAL_MS`] it checks the free space of the data
 //! directory's file system (statvfs), the Raft log's fsyncs since the last
@@ -16,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::raft::IoStats;
+use crate::log_store::IoStats;
 
 /// How often a member checks itself.
 pub const HEALTH_CHECK_INTERVAL_MS: u64 = 1000;

@@ -1,18 +1,25 @@
-//! Raft RPCs between members of one nameservice, over tonic.
+//! Raft RPCs between the members of one Raft group, over tonic: the
+//! client side ([`NetworkFactory`], [`PeerClient`]); the server side is
+//! [`crate::service::RaftService`]. Generic over the group's type
+//! configuration: a nameservice and the routers' mount-table group use the
+//! same code and the same gRPC service (`Raft` in proto/raftfs.proto).
 //!
-//! openraft's messages travel bincode-encoded inside `RaftMessage` (see
-//! proto/raftfs.proto). Client side: one lazily connected `Channel` per peer,
-//! shared by every replication stream to it. Server side: decode with a
-//! size limit, hand to the local `Raft`, encode `Result<response, error>`.
-//! Network failures become `Unreachable` so openraft backs off.
+//! openraft's messages travel bincode-encoded inside `RaftMessage`. One
+//! lazily connected `Channel` per peer, shared by every replication stream
+//! to it. Network failures become `Unreachable` so openraft backs off.
+//! Snapshots stream as their manifest and then their files (see
+//! [`crate::snapshot_stream`]).
 //!
-//! Every request carries the sender's [`RaftGroup`] (ClusterID and
-//! NamespaceID), and a member refuses one of another group with
-//! `FailedPrecondition`. Member ids and addresses are reused across
-//! clusters (every nameservice numbers its members from 1, and a host or a
-//! port can be given to a new cluster), so without the check a member of
-//! another cluster could win this one's votes or overwrite its log
-//! (tests/foreign_cluster.rs shows it happening).
+//! Every request carries the sender's [`RaftGroup`] (ClusterID and group
+//! id: a nameservice's NamespaceID, or [`MOUNT_TABLE_GROUP_ID`]), and a
+//! member refuses one of another group with `FailedPrecondition`. Member
+//! ids and addresses are reused across clusters and groups (every group
+//! numbers its members from 1, and a host or a port can be given to a new
+//! cluster), so without the check a member of another cluster could win
+//! this one's votes or overwrite its log (tests/foreign_cluster.rs shows it
+//! happening). On top of that, each side checks the peer's certificate
+//! role: a nameservice's peers are members, the mount-table group's are
+//! routers.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -20,25 +27,33 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use openraft::alias::{SnapshotOf, VoteOf};
 use openraft::errors::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest, TransferLeaderResponse,
     VoteRequest, VoteResponse,
 };
-use openraft::storage::Snapshot;
-use openraft::{BasicNode, OptionalSend};
+use openraft::{BasicNode, OptionalSend, RaftTypeConfig};
 use parking_lot::Mutex;
-use raftfs_trust::{Dialer, PeerRole, ServerSecurity};
+use raftfs_trust::{Dialer, PeerRole};
 use serde::{de::DeserializeOwned, Serialize};
 use tonic::transport::Channel;
 
 use raftfs_proto::pb;
 use raftfs_proto::pb::raft_client::RaftClient;
 
-use super::snapshot::{Manifest, SnapshotDir, Snapshots};
-use super::snapshot_stream::{self, SnapshotWriter};
-use super::{TypeConfig, Vote};
+use crate::snapshot::SnapshotDir;
+use crate::snapshot_stream;
+
+/// What the generic glue needs of a group's type configuration: members
+/// numbered by `u64` and addressed by a `BasicNode`.
+pub trait GroupConfig: RaftTypeConfig<NodeId = u64, Node = BasicNode> {}
+impl<C: RaftTypeConfig<NodeId = u64, Node = BasicNode>> GroupConfig for C {}
+
+/// The group id of the routers' mount-table group. Nameservices' ids
+/// (their NamespaceIDs) are never 0.
+pub const MOUNT_TABLE_GROUP_ID: u64 = 0;
 
 /// Largest Raft message, in bytes: an AppendEntries of up to openraft's
 /// `max_payload_entries` entries of up to `MAX_OPS_PER_ENTRY` ops each.
@@ -73,7 +88,8 @@ pub fn decode<T: DeserializeOwned>(b: &[u8]) -> Result<T, String> {
         .map_err(|e| format!("malformed Raft message: {e}"))
 }
 
-/// The Raft group a member belongs to: one nameservice of one cluster.
+/// The Raft group a member belongs to: one nameservice (its NamespaceID)
+/// or the mount table ([`MOUNT_TABLE_GROUP_ID`]) of one cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RaftGroup {
     pub cluster_id: String,
@@ -83,7 +99,7 @@ pub struct RaftGroup {
 impl RaftGroup {
     /// Refuse a request sent by a member of another group. An empty
     /// ClusterID is a member older than the check, and is let through.
-    fn admit(&self, cluster_id: &str, namespace_id: u64) -> Result<(), tonic::Status> {
+    pub(crate) fn admit(&self, cluster_id: &str, namespace_id: u64) -> Result<(), tonic::Status> {
         if cluster_id.is_empty() || (cluster_id == self.cluster_id && namespace_id == self.namespace_id) {
             return Ok(());
         }
@@ -96,21 +112,38 @@ impl RaftGroup {
 }
 
 /// Creates [`PeerClient`]s, sharing one channel per peer.
-#[derive(Clone)]
-pub struct NetworkFactory {
+pub struct NetworkFactory<C> {
     group: RaftGroup,
     /// Dials peers as this member (its certificate proves it).
     dialer: Dialer,
+    /// The role the peers' certificates must name.
+    peer_role: PeerRole,
     channels: Arc<Mutex<HashMap<(u64, String), Channel>>>,
+    config: std::marker::PhantomData<fn() -> C>,
 }
 
-impl NetworkFactory {
-    /// Clients that send `group` with every request.
-    pub fn new(group: RaftGroup, dialer: Dialer) -> NetworkFactory {
+impl<C> Clone for NetworkFactory<C> {
+    fn clone(&self) -> Self {
+        NetworkFactory {
+            group: self.group.clone(),
+            dialer: self.dialer.clone(),
+            peer_role: self.peer_role,
+            channels: self.channels.clone(),
+            config: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<C> NetworkFactory<C> {
+    /// Clients that send `group` with every request, to peers whose
+    /// certificates name `peer_role`.
+    pub fn new(group: RaftGroup, dialer: Dialer, peer_role: PeerRole) -> NetworkFactory<C> {
         NetworkFactory {
             group,
             dialer,
+            peer_role,
             channels: Arc::default(),
+            config: std::marker::PhantomData,
         }
     }
 
@@ -121,7 +154,7 @@ impl NetworkFactory {
         }
         let endpoint = self
             .dialer
-            .endpoint(addr, PeerRole::Member)
+            .endpoint(addr, self.peer_role)
             .map_err(|e| format!("peer address {addr:?}: {e}"))?
             .connect_timeout(Duration::from_millis(PEER_CONNECT_TIMEOUT_MS))
             .tcp_nodelay(true);
@@ -131,11 +164,11 @@ impl NetworkFactory {
     }
 }
 
-impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
-    type Network = PeerClient;
+impl<C: GroupConfig> RaftNetworkFactory<C> for NetworkFactory<C> {
+    type Network = PeerClient<C>;
 
-    async fn new_client(&mut self, target: u64, node: &BasicNode) -> PeerClient {
-        let addr = crate::server::failpoint::peer_route(target, &node.addr);
+    async fn new_client(&mut self, target: u64, node: &BasicNode) -> PeerClient<C> {
+        let addr = crate::peer_route::peer_route(target, &node.addr);
         let client = self.channel(target, &addr).map(|ch| {
             RaftClient::new(ch)
                 .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
@@ -144,30 +177,32 @@ impl RaftNetworkFactory<TypeConfig> for NetworkFactory {
         PeerClient {
             client,
             group: self.group.clone(),
+            config: std::marker::PhantomData,
         }
     }
 }
 
 /// The Raft RPC client for one peer.
-pub struct PeerClient {
+pub struct PeerClient<C> {
     client: Result<RaftClient<Channel>, String>,
     group: RaftGroup,
+    config: std::marker::PhantomData<fn() -> C>,
 }
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 struct NetErr(String);
 
-impl PeerClient {
+impl<C: GroupConfig> PeerClient<C> {
     /// Send a snapshot as a stream of chunks: the head (vote, manifest)
     /// first, then every file's bytes read from disk by a blocking task, at
     /// most [`SNAPSHOT_CHUNKS_IN_FLIGHT`] chunks ahead of the network.
     async fn stream_snapshot(
         &mut self,
-        vote: Vote,
-        snapshot: openraft::alias::SnapshotOf<TypeConfig, SnapshotDir>,
+        vote: VoteOf<C>,
+        snapshot: SnapshotOf<C, SnapshotDir<C>>,
         ttl: Duration,
-    ) -> Result<SnapshotResponse<TypeConfig>, NetErr> {
+    ) -> Result<SnapshotResponse<C>, NetErr> {
         let client = self.client.as_mut().map_err(|e| NetErr(e.clone()))?;
         let dir = snapshot.snapshot;
         let total = dir.manifest.total_bytes();
@@ -205,7 +240,7 @@ impl PeerClient {
             ms = started.elapsed().as_millis() as u64,
             "snapshot sent"
         );
-        let r: Result<SnapshotResponse<TypeConfig>, String> = decode(&reply.into_inner().data_bin).map_err(NetErr)?;
+        let r: Result<SnapshotResponse<C>, String> = decode(&reply.into_inner().data_bin).map_err(NetErr)?;
         r.map_err(NetErr)
     }
 }
@@ -217,7 +252,7 @@ enum Rpc {
     TransferLeader,
 }
 
-impl PeerClient {
+impl<C: GroupConfig> PeerClient<C> {
     async fn call<Req: Serialize, Resp: DeserializeOwned>(
         &mut self,
         rpc: Rpc,
@@ -254,34 +289,26 @@ impl PeerClient {
     }
 }
 
-impl RaftNetworkV2<TypeConfig> for PeerClient {
-    type SnapshotData = SnapshotDir;
+impl<C: GroupConfig> RaftNetworkV2<C> for PeerClient<C> {
+    type SnapshotData = SnapshotDir<C>;
 
     async fn append_entries(
         &mut self,
-        rpc: AppendEntriesRequest<TypeConfig>,
+        rpc: AppendEntriesRequest<C>,
         option: RPCOption,
-    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
+    ) -> Result<AppendEntriesResponse<C>, RPCError<C>> {
         self.call(Rpc::Append, &rpc, option.hard_ttl())
             .await
             .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
     }
 
-    async fn vote(
-        &mut self,
-        rpc: VoteRequest<TypeConfig>,
-        option: RPCOption,
-    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+    async fn vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {
         self.call(Rpc::Vote, &rpc, option.hard_ttl())
             .await
             .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
     }
 
-    async fn pre_vote(
-        &mut self,
-        rpc: VoteRequest<TypeConfig>,
-        option: RPCOption,
-    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+    async fn pre_vote(&mut self, rpc: VoteRequest<C>, option: RPCOption) -> Result<VoteResponse<C>, RPCError<C>> {
         self.call(Rpc::PreVote, &rpc, option.hard_ttl())
             .await
             .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
@@ -289,9 +316,9 @@ impl RaftNetworkV2<TypeConfig> for PeerClient {
 
     async fn transfer_leader(
         &mut self,
-        req: TransferLeaderRequest<TypeConfig>,
+        req: TransferLeaderRequest<C>,
         option: RPCOption,
-    ) -> Result<TransferLeaderResponse<TypeConfig>, RPCError<TypeConfig>> {
+    ) -> Result<TransferLeaderResponse<C>, RPCError<C>> {
         self.call(Rpc::TransferLeader, &req, option.hard_ttl())
             .await
             .map_err(|e| RPCError::Unreachable(Unreachable::new(&e)))
@@ -299,171 +326,15 @@ impl RaftNetworkV2<TypeConfig> for PeerClient {
 
     async fn full_snapshot(
         &mut self,
-        vote: Vote,
-        snapshot: openraft::alias::SnapshotOf<TypeConfig, SnapshotDir>,
+        vote: VoteOf<C>,
+        snapshot: SnapshotOf<C, SnapshotDir<C>>,
         cancel: impl Future<Output = ReplicationClosed> + OptionalSend + 'static,
         option: RPCOption,
-    ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
+    ) -> Result<SnapshotResponse<C>, StreamingError<C>> {
         tokio::select! {
             r = self.stream_snapshot(vote, snapshot, option.hard_ttl()) => r.map_err(|e| StreamingError::Network(NetworkError::new(&e))),
             closed = cancel => Err(StreamingError::Closed(closed)),
         }
-    }
-}
-
-/// The server side: the `Raft` gRPC service of one member.
-pub struct RaftService {
-    pub raft: super::Raft,
-    /// Where received snapshots are written.
-    pub snapshots: Arc<Snapshots>,
-    /// Requests of any other group are refused.
-    pub group: RaftGroup,
-    /// Requests from callers without a member certificate are refused.
-    pub security: ServerSecurity,
-}
-
-impl RaftService {
-    /// The request's openraft message, if it comes from this member's group.
-    fn parse<T: DeserializeOwned>(&self, req: tonic::Request<pb::RaftMessage>, rpc: &str) -> Result<T, tonic::Status> {
-        self.security.require(&req, PeerRole::Member, rpc)?;
-        let m = req.into_inner();
-        self.group.admit(&m.cluster_id, m.namespace_id)?;
-        decode(&m.data_bin).map_err(tonic::Status::invalid_argument)
-    }
-
-    /// Write a snapshot stream into a new incoming directory, on a blocking
-    /// task fed [`SNAPSHOT_CHUNKS_IN_FLIGHT`] chunks at a time. The
-    /// directory is removed if the stream is refused.
-    async fn receive_snapshot(
-        &self,
-        manifest: Manifest,
-        first: bytes::Bytes,
-        chunks: &mut tonic::Streaming<pb::SnapshotChunk>,
-    ) -> Result<SnapshotDir, tonic::Status> {
-        manifest
-            .validate()
-            .map_err(|e| tonic::Status::invalid_argument(e.to_string()))?;
-        let dir = self
-            .snapshots
-            .incoming()
-            .map_err(|e| tonic::Status::internal(format!("create incoming snapshot directory: {e}")))?;
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<bytes::Bytes>(SNAPSHOT_CHUNKS_IN_FLIGHT);
-        let writer = tokio::task::spawn_blocking(move || {
-            let written = SnapshotWriter::new(dir.clone(), manifest).and_then(|mut w| {
-                while let Some(data) = rx.blocking_recv() {
-                    w.push(&data)?;
-                }
-                w.finish()
-            });
-            if written.is_err() {
-                let _ = std::fs::remove_dir_all(&dir);
-            }
-            written
-        });
-        let mut stream_error = None;
-        if !first.is_empty() && tx.send(first).await.is_err() {
-            stream_error = Some(tonic::Status::invalid_argument("snapshot refused by the writer"));
-        }
-        while stream_error.is_none() {
-            match chunks.message().await {
-                Ok(None) => break,
-                Ok(Some(c)) if !c.head_bin.is_empty() => {
-                    stream_error = Some(tonic::Status::invalid_argument("snapshot chunk with a second head"))
-                }
-                Ok(Some(c)) => {
-                    if tx.send(c.data).await.is_err() {
-                        break; // the writer failed: its error says why
-                    }
-                }
-                Err(s) => stream_error = Some(s),
-            }
-        }
-        drop(tx);
-        let written = writer
-            .await
-            .map_err(|e| tonic::Status::internal(format!("snapshot writer task: {e}")))?;
-        if let Some(s) = stream_error {
-            if let Ok(dir) = &written {
-                let _ = std::fs::remove_dir_all(&dir.path);
-            }
-            return Err(s);
-        }
-        written.map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => tonic::Status::invalid_argument(e.to_string()),
-            _ => tonic::Status::internal(format!("write snapshot: {e}")),
-        })
-    }
-}
-
-fn reply<T: Serialize, E: std::fmt::Display>(
-    r: Result<T, E>,
-) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-    let r: Result<T, String> = r.map_err(|e| e.to_string());
-    Ok(tonic::Response::new(pb::RaftMessage {
-        data_bin: encode(&r),
-        ..Default::default()
-    }))
-}
-
-#[tonic::async_trait]
-impl pb::raft_server::Raft for RaftService {
-    async fn append_entries(
-        &self,
-        req: tonic::Request<pb::RaftMessage>,
-    ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: AppendEntriesRequest<TypeConfig> = self.parse(req, "Raft AppendEntries")?;
-        reply(self.raft.append_entries(rpc).await)
-    }
-
-    async fn vote(
-        &self,
-        req: tonic::Request<pb::RaftMessage>,
-    ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: VoteRequest<TypeConfig> = self.parse(req, "Raft Vote")?;
-        reply(self.raft.vote(rpc).await)
-    }
-
-    async fn pre_vote(
-        &self,
-        req: tonic::Request<pb::RaftMessage>,
-    ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: VoteRequest<TypeConfig> = self.parse(req, "Raft PreVote")?;
-        reply(self.raft.pre_vote(rpc).await)
-    }
-
-    async fn transfer_leader(
-        &self,
-        req: tonic::Request<pb::RaftMessage>,
-    ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        let rpc: TransferLeaderRequest<TypeConfig> = self.parse(req, "Raft TransferLeader")?;
-        reply(self.raft.handle_transfer_leader(rpc).await)
-    }
-
-    async fn install_snapshot(
-        &self,
-        req: tonic::Request<tonic::Streaming<pb::SnapshotChunk>>,
-    ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
-        self.security.require(&req, PeerRole::Member, "Raft InstallSnapshot")?;
-        let mut chunks = req.into_inner();
-        let first = chunks
-            .message()
-            .await?
-            .ok_or_else(|| tonic::Status::invalid_argument("snapshot stream without a first chunk"))?;
-        self.group.admit(&first.cluster_id, first.namespace_id)?;
-        let (vote, manifest): (Vote, Manifest) = decode(&first.head_bin).map_err(tonic::Status::invalid_argument)?;
-        let dir = self.receive_snapshot(manifest, first.data, &mut chunks).await?;
-        let path = dir.path.clone();
-        let meta = dir.manifest.meta.clone();
-        let installed = self
-            .raft
-            .install_full_snapshot(vote, Snapshot { meta, snapshot: dir })
-            .await;
-        // Refused (a stale vote, an older snapshot): not adopted, so still
-        // in the incoming directory.
-        if path.exists() {
-            let _ = std::fs::remove_dir_all(&path);
-        }
-        reply(installed)
     }
 }
 

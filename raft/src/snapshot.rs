@@ -1,11 +1,11 @@
-//! Snapshots (HDFS's checkpoints) on disk and on the wire.
+//! Snapshots (HDFS's checkpoints) on disk, for any Raft group.
 //!
 //! A member keeps its snapshots under `<member dir>/snapshots/`, one
 //! directory each, named for the last log index they cover
 //! (`snap-<index + 1, 20 digits>`):
-//! * `data/`: the store's checkpoint ([`crate::store::checkpoint`]): for
-//!   RocksDB a RocksDB checkpoint whose SST files are hard links to the live
-//!   database's, for the memory store a checksummed image file;
+//! * `data/`: whatever files the group's state machine writes there (a
+//!   nameservice: its store's checkpoint, RocksDB SST files hard-linked or
+//!   a checksummed image; the mount-table group: one framed table file);
 //! * `SNAPSHOT`: the [`Manifest`]: the Raft snapshot meta (last log id,
 //!   membership) and every data file's name, length and CRC32C, itself
 //!   checksummed (`RFSSNAP3` magic, CRC32C, length, bincode body).
@@ -21,12 +21,11 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use openraft::alias::{LogIdOf, SnapshotMetaOf};
+use openraft::RaftTypeConfig;
 use serde::{Deserialize, Serialize};
 
-use super::state_machine::{META_APPLIED, META_MEMBERSHIP};
-use super::{LogId, SnapshotMeta, StoredMembership};
-use crate::store::checkpoint::{read_framed, sync_dir, write_framed};
-use crate::store::Store;
+use crate::framed::{read_framed, sync_dir, write_framed};
 
 /// Directory of a member's snapshots, inside the member directory.
 pub const SNAPSHOTS_DIR: &str = "snapshots";
@@ -59,16 +58,17 @@ pub struct SnapshotFile {
 
 /// What a snapshot is: its Raft meta and its files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub meta: SnapshotMeta,
+#[serde(bound = "")]
+pub struct Manifest<C: RaftTypeConfig> {
+    pub meta: SnapshotMetaOf<C>,
     pub files: Vec<SnapshotFile>,
 }
 
-pub(super) fn invalid(m: impl Into<String>) -> io::Error {
+pub(crate) fn invalid(m: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, m.into())
 }
 
-impl Manifest {
+impl<C: RaftTypeConfig> Manifest<C> {
     pub fn total_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.len).sum()
     }
@@ -110,38 +110,38 @@ impl Manifest {
 
 /// A complete snapshot in a directory: openraft's `SnapshotData`.
 #[derive(Debug)]
-pub struct SnapshotDir {
+pub struct SnapshotDir<C: RaftTypeConfig> {
     pub path: PathBuf,
-    pub manifest: Manifest,
+    pub manifest: Manifest<C>,
 }
 
-impl SnapshotDir {
-    /// The store checkpoint inside.
+impl<C: RaftTypeConfig> SnapshotDir<C> {
+    /// The state machine's files inside.
     pub fn data_dir(&self) -> PathBuf {
         self.path.join(DATA_DIR)
     }
 }
 
 /// The directory name of the snapshot ending at `last`.
-fn dir_name(last: Option<&LogId>) -> String {
+fn dir_name<C: RaftTypeConfig>(last: Option<&LogIdOf<C>>) -> String {
     format!("{SNAPSHOT_DIR_PREFIX}{:020}", last.map_or(0, |l| l.index + 1))
 }
 
-pub(super) fn write_manifest(dir: &Path, m: &Manifest) -> io::Result<()> {
+pub(crate) fn write_manifest<C: RaftTypeConfig>(dir: &Path, m: &Manifest<C>) -> io::Result<()> {
     let body = bincode::serialize(m).expect("serialize a snapshot manifest");
     write_framed(&dir.join(MANIFEST_FILE), MANIFEST_MAGIC, &body)?;
-    sync_dir(dir).map_err(io::Error::other)
+    sync_dir(dir)
 }
 
 /// Read and verify the manifest of the snapshot directory `dir`.
-pub fn read_manifest(dir: &Path) -> io::Result<Manifest> {
+pub fn read_manifest<C: RaftTypeConfig>(dir: &Path) -> io::Result<Manifest<C>> {
     let path = dir.join(MANIFEST_FILE);
     let body = read_framed(&path, MANIFEST_MAGIC, MAX_MANIFEST_BYTES)?;
     bincode::deserialize(&body).map_err(|e| invalid(format!("{}: decode: {e}", path.display())))
 }
 
 /// Name, length and CRC32C of every file in `dir`, in name order.
-pub(super) fn scan_files(dir: &Path) -> io::Result<Vec<SnapshotFile>> {
+pub(crate) fn scan_files(dir: &Path) -> io::Result<Vec<SnapshotFile>> {
     let mut files = Vec::new();
     let mut buf = vec![0u8; SCAN_BUFFER_BYTES];
     for entry in std::fs::read_dir(dir)? {
@@ -169,20 +169,16 @@ pub(super) fn scan_files(dir: &Path) -> io::Result<Vec<SnapshotFile>> {
     Ok(files)
 }
 
-fn decode_meta<T: serde::de::DeserializeOwned>(key: &str, raw: Option<Vec<u8>>) -> io::Result<Option<T>> {
-    raw.map(|r| bincode::deserialize(&r).map_err(|e| invalid(format!("snapshot meta {key}: {e}"))))
-        .transpose()
-}
-
-/// A member's snapshot directory.
-pub struct Snapshots {
+/// A member's snapshot directory, for the snapshots of group type `C`.
+pub struct Snapshots<C: RaftTypeConfig> {
     root: PathBuf,
+    group: std::marker::PhantomData<fn() -> C>,
 }
 
-impl Snapshots {
+impl<C: RaftTypeConfig> Snapshots<C> {
     /// Open (or create) `<member_dir>/snapshots`, removing what a crash left
     /// half built or half received.
-    pub fn open(member_dir: &Path) -> io::Result<Snapshots> {
+    pub fn open(member_dir: &Path) -> io::Result<Snapshots<C>> {
         let root = member_dir.join(SNAPSHOTS_DIR);
         std::fs::create_dir_all(&root)?;
         for entry in std::fs::read_dir(&root)? {
@@ -193,7 +189,10 @@ impl Snapshots {
                 std::fs::remove_dir_all(entry.path())?;
             }
         }
-        Ok(Snapshots { root })
+        Ok(Snapshots {
+            root,
+            group: std::marker::PhantomData,
+        })
     }
 
     /// Complete snapshot directories, newest first.
@@ -212,7 +211,7 @@ impl Snapshots {
 
     /// The newest snapshot, if any. A corrupt manifest is an error, not a
     /// reason to fall back to an older snapshot (the log may be purged past it).
-    pub fn latest(&self) -> io::Result<Option<SnapshotDir>> {
+    pub fn latest(&self) -> io::Result<Option<SnapshotDir<C>>> {
         match self.list()?.into_iter().next() {
             None => Ok(None),
             Some(path) => {
@@ -228,29 +227,31 @@ impl Snapshots {
         Ok(path)
     }
 
-    /// Take a snapshot of `store`: a checkpoint of it plus the manifest.
-    pub fn build(&self, store: &dyn Store) -> io::Result<SnapshotDir> {
+    /// Take a snapshot: `write_data` writes the state machine's files into
+    /// the data directory it is given (which it creates) and returns the
+    /// Raft meta they cover; the files are then checksummed into the
+    /// manifest and the directory moved into place. Blocking: call it off
+    /// the async runtime's threads.
+    pub fn build_with(
+        &self,
+        write_data: impl FnOnce(&Path) -> io::Result<SnapshotMetaOf<C>>,
+    ) -> io::Result<SnapshotDir<C>> {
         let tmp = self.unique_dir(BUILDING_DIR_PREFIX)?;
-        let built = self.build_in(store, &tmp);
+        let built = self.build_in(write_data, &tmp);
         if built.is_err() {
             let _ = std::fs::remove_dir_all(&tmp);
         }
         built
     }
 
-    fn build_in(&self, store: &dyn Store, tmp: &Path) -> io::Result<SnapshotDir> {
-        let values = store
-            .checkpoint(&tmp.join(DATA_DIR), &[META_APPLIED, META_MEMBERSHIP])
-            .map_err(io::Error::other)?;
-        let mut values = values.into_iter();
-        let last_log_id: Option<LogId> = decode_meta(META_APPLIED, values.next().flatten())?;
-        let last_membership: StoredMembership =
-            decode_meta(META_MEMBERSHIP, values.next().flatten())?.unwrap_or_default();
+    fn build_in(
+        &self,
+        write_data: impl FnOnce(&Path) -> io::Result<SnapshotMetaOf<C>>,
+        tmp: &Path,
+    ) -> io::Result<SnapshotDir<C>> {
+        let meta = write_data(&tmp.join(DATA_DIR))?;
         let manifest = Manifest {
-            meta: SnapshotMeta {
-                last_log_id,
-                last_membership,
-            },
+            meta,
             files: scan_files(&tmp.join(DATA_DIR))?,
         };
         write_manifest(tmp, &manifest)?;
@@ -272,8 +273,8 @@ impl Snapshots {
     /// Move a complete snapshot (built or received) into its place. When a
     /// snapshot of the same log index is there already, that one is kept
     /// (the same index means the same committed state).
-    pub fn adopt(&self, snap: SnapshotDir) -> io::Result<SnapshotDir> {
-        let target = self.root.join(dir_name(snap.manifest.meta.last_log_id.as_ref()));
+    pub fn adopt(&self, snap: SnapshotDir<C>) -> io::Result<SnapshotDir<C>> {
+        let target = self.root.join(dir_name::<C>(snap.manifest.meta.last_log_id.as_ref()));
         if snap.path == target {
             return Ok(snap);
         }
@@ -283,7 +284,7 @@ impl Snapshots {
             return Ok(SnapshotDir { path: target, manifest });
         }
         std::fs::rename(&snap.path, &target)?;
-        sync_dir(&self.root).map_err(io::Error::other)?;
+        sync_dir(&self.root)?;
         Ok(SnapshotDir {
             path: target,
             manifest: snap.manifest,
@@ -301,14 +302,24 @@ impl Snapshots {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    pub(in crate::raft) fn manifest_of(files: Vec<SnapshotFile>) -> Manifest {
+    openraft::declare_raft_types!(
+        /// A type configuration for the tests of the generic pieces.
+        pub TestConfig:
+            D = String,
+            R = String,
+            NodeId = u64,
+            Node = openraft::BasicNode,
+            LeaderId = openraft::impls::leader_id_std::LeaderId<u64, u64>,
+    );
+
+    pub(crate) fn manifest_of(files: Vec<SnapshotFile>) -> Manifest<TestConfig> {
         Manifest {
-            meta: SnapshotMeta {
+            meta: SnapshotMetaOf::<TestConfig> {
                 last_log_id: None,
-                last_membership: StoredMembership::default(),
+                last_membership: Default::default(),
             },
             files,
         }
@@ -341,10 +352,10 @@ pub(super) mod tests {
     #[test]
     fn newest_snapshots_are_kept_and_leftovers_removed() {
         let tmp = tempfile::tempdir().unwrap();
-        let snaps = Snapshots::open(tmp.path()).unwrap();
+        let snaps = Snapshots::<TestConfig>::open(tmp.path()).unwrap();
         for i in 0..4 {
-            std::fs::create_dir(snaps.root.join(dir_name(Some(&LogId::new(
-                openraft::alias::CommittedLeaderIdOf::<super::super::TypeConfig>::new(1),
+            std::fs::create_dir(snaps.root.join(dir_name::<TestConfig>(Some(&LogIdOf::<TestConfig>::new(
+                openraft::alias::CommittedLeaderIdOf::<TestConfig>::new(1),
                 i,
             )))))
             .unwrap();
@@ -354,7 +365,7 @@ pub(super) mod tests {
         assert!(snaps.list().unwrap()[0].ends_with("snap-00000000000000000004"));
         let leftover = snaps.incoming().unwrap();
         drop(snaps);
-        Snapshots::open(tmp.path()).unwrap();
+        Snapshots::<TestConfig>::open(tmp.path()).unwrap();
         assert!(!leftover.exists(), "a half-received snapshot is removed at open");
     }
 }

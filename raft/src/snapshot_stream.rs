@@ -10,14 +10,16 @@
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
-use super::snapshot::{invalid, write_manifest, Manifest, SnapshotDir, DATA_DIR};
-use crate::store::checkpoint::sync_dir;
+use openraft::RaftTypeConfig;
+
+use crate::framed::sync_dir;
+use crate::snapshot::{invalid, write_manifest, Manifest, SnapshotDir, DATA_DIR};
 
 /// Read the files of `snap` in manifest order, handing `send` chunks of at
 /// most `chunk_bytes`; stop early (with `Ok`) when `send` returns false. A
 /// file whose length or CRC32C differs from the manifest is an error.
-pub fn read_chunks(
-    snap: &SnapshotDir,
+pub fn read_chunks<C: RaftTypeConfig>(
+    snap: &SnapshotDir<C>,
     chunk_bytes: usize,
     mut send: impl FnMut(bytes::Bytes) -> bool,
 ) -> io::Result<()> {
@@ -53,9 +55,9 @@ pub fn read_chunks(
 
 /// Writes a snapshot streamed as by [`read_chunks`] into a directory from
 /// [`Snapshots::incoming`](super::snapshot::Snapshots::incoming), checking every file's length and CRC32C.
-pub struct SnapshotWriter {
+pub struct SnapshotWriter<C: RaftTypeConfig> {
     dir: PathBuf,
-    manifest: Manifest,
+    manifest: Manifest<C>,
     /// The file being written, and how far.
     index: usize,
     written: u64,
@@ -63,8 +65,8 @@ pub struct SnapshotWriter {
     file: Option<std::fs::File>,
 }
 
-impl SnapshotWriter {
-    pub fn new(dir: PathBuf, manifest: Manifest) -> io::Result<SnapshotWriter> {
+impl<C: RaftTypeConfig> SnapshotWriter<C> {
+    pub fn new(dir: PathBuf, manifest: Manifest<C>) -> io::Result<SnapshotWriter<C>> {
         manifest.validate()?;
         Ok(SnapshotWriter {
             dir,
@@ -124,7 +126,7 @@ impl SnapshotWriter {
 
     /// Check the stream was complete and write the manifest: the directory
     /// is then a complete snapshot, ready for [`Snapshots::adopt`](super::snapshot::Snapshots::adopt).
-    pub fn finish(mut self) -> io::Result<SnapshotDir> {
+    pub fn finish(mut self) -> io::Result<SnapshotDir<C>> {
         self.close_complete()?;
         if self.index != self.manifest.files.len() {
             return Err(invalid(format!(
@@ -133,7 +135,7 @@ impl SnapshotWriter {
                 self.manifest.files.len()
             )));
         }
-        sync_dir(&self.dir.join(DATA_DIR)).map_err(io::Error::other)?;
+        sync_dir(&self.dir.join(DATA_DIR))?;
         write_manifest(&self.dir, &self.manifest)?;
         Ok(SnapshotDir {
             path: self.dir,
@@ -145,11 +147,11 @@ impl SnapshotWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::raft::snapshot::tests::manifest_of;
-    use crate::raft::snapshot::{read_manifest, scan_files, Snapshots, SNAPSHOTS_DIR};
+    use crate::snapshot::tests::{manifest_of, TestConfig};
+    use crate::snapshot::{read_manifest, scan_files, Snapshots, SNAPSHOTS_DIR};
 
     /// A snapshot directory with files of the given sizes, written by hand.
-    fn sample(snaps: &Snapshots, sizes: &[usize]) -> SnapshotDir {
+    fn sample(snaps: &Snapshots<TestConfig>, sizes: &[usize]) -> SnapshotDir<TestConfig> {
         let dir = snaps.incoming().unwrap();
         for (i, n) in sizes.iter().enumerate() {
             let bytes: Vec<u8> = (0..*n).map(|b| (b * 7 + i) as u8).collect();
@@ -160,7 +162,7 @@ mod tests {
         SnapshotDir { path: dir, manifest }
     }
 
-    fn stream(snap: &SnapshotDir, chunk: usize) -> Vec<bytes::Bytes> {
+    fn stream(snap: &SnapshotDir<TestConfig>, chunk: usize) -> Vec<bytes::Bytes> {
         let mut out = Vec::new();
         read_chunks(snap, chunk, |c| {
             out.push(c);
@@ -173,7 +175,7 @@ mod tests {
     #[test]
     fn a_snapshot_streams_file_by_file_and_round_trips() {
         let tmp = tempfile::tempdir().unwrap();
-        let snaps = Snapshots::open(tmp.path()).unwrap();
+        let snaps = Snapshots::<TestConfig>::open(tmp.path()).unwrap();
         let sent = sample(&snaps, &[10, 0, 7]);
         let chunks = stream(&sent, 3);
         assert_eq!(chunks.len(), 4 + 3, "chunks never span files");
@@ -182,7 +184,7 @@ mod tests {
             w.push(c).unwrap();
         }
         let got = w.finish().unwrap();
-        assert_eq!(read_manifest(&got.path).unwrap(), sent.manifest);
+        assert_eq!(read_manifest::<TestConfig>(&got.path).unwrap(), sent.manifest);
         for f in &sent.manifest.files {
             assert_eq!(
                 std::fs::read(got.data_dir().join(&f.name)).unwrap(),
@@ -200,7 +202,7 @@ mod tests {
     #[test]
     fn streams_of_the_wrong_length_or_content_are_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        let snaps = Snapshots::open(tmp.path()).unwrap();
+        let snaps = Snapshots::<TestConfig>::open(tmp.path()).unwrap();
         let sent = sample(&snaps, &[4]);
         let mut long = SnapshotWriter::new(snaps.incoming().unwrap(), sent.manifest.clone()).unwrap();
         long.push(&std::fs::read(sent.data_dir().join("f0")).unwrap()).unwrap();

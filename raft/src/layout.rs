@@ -1,14 +1,16 @@
-//! A member's directory and its identity file (HDFS's `current/VERSION`).
+//! A Raft group member's directory and its identity file (HDFS's
+//! `current/VERSION`), for nameservice members and routers alike.
 //!
 //! ```text
-//! <dir>/current/VERSION   identity: cluster, nameservice, member, peers (JSON)
+//! <dir>/current/VERSION   identity: cluster, group, member, peers (JSON)
 //! <dir>/raft-log/         the Raft log and vote (RocksDB)
-//! <dir>/namespace/        the namespace store (RocksDB; absent for --store memory)
-//! <dir>/snapshot.bin      the latest snapshot image
+//! <dir>/snapshots/        the latest snapshots (see crate::snapshot)
+//! <dir>/namespace/        a nameservice member's store (RocksDB; absent for --store memory)
 //! ```
 //! `format` writes VERSION once and refuses a directory that has one; a
 //! member refuses to start on an unformatted directory, on another
-//! cluster's, or under another member id, with a message that says so.
+//! cluster's, on another kind of node's, or under another member id, with
+//! a message that says so.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -18,6 +20,11 @@ use serde::{Deserialize, Serialize};
 
 /// The layout version written by this code (HDFS keeps negative numbers; we count up).
 pub const LAYOUT_VERSION: u32 = 1;
+/// `node_type` of a nameservice member's directory.
+pub const NODE_TYPE_METASERVER: &str = "METASERVER";
+/// `node_type` of a router's directory (its group is the mount table:
+/// `namespace_id` is [`crate::MOUNT_TABLE_GROUP_ID`], no block pool).
+pub const NODE_TYPE_ROUTER: &str = "ROUTER";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionFile {
@@ -26,6 +33,7 @@ pub struct VersionFile {
     pub cluster_id: String,
     pub namespace_id: u64,
     pub block_pool_id: String,
+    /// The nameservice's name; for routers, the name of their group.
     pub nameservice: String,
     pub member_id: u64,
     /// Initial voters: member id → address (host:port).
@@ -48,6 +56,12 @@ pub enum LayoutError {
     AlreadyFormatted { dir: String, cluster_id: String },
     #[error("{dir} belongs to cluster {found}, not {expected}")]
     WrongCluster {
+        dir: String,
+        found: String,
+        expected: String,
+    },
+    #[error("{dir} is a {found} directory, not a {expected} one")]
+    WrongNodeType {
         dir: String,
         found: String,
         expected: String,
@@ -122,9 +136,22 @@ pub fn read(dir: &Path) -> Result<VersionFile, LayoutError> {
     })
 }
 
-/// Read VERSION and check it is the member we mean to start.
-pub fn check(dir: &Path, member_id: u64, cluster_id: Option<&str>) -> Result<VersionFile, LayoutError> {
+/// Read VERSION and check it is the member we mean to start: a node of
+/// `node_type`, numbered `member_id`, of `cluster_id` when given.
+pub fn check(
+    dir: &Path,
+    node_type: &str,
+    member_id: u64,
+    cluster_id: Option<&str>,
+) -> Result<VersionFile, LayoutError> {
     let v = read(dir)?;
+    if v.node_type != node_type {
+        return Err(LayoutError::WrongNodeType {
+            dir: dir.display().to_string(),
+            found: v.node_type,
+            expected: node_type.into(),
+        });
+    }
     if v.member_id != member_id {
         return Err(LayoutError::WrongMember {
             dir: dir.display().to_string(),

@@ -1,0 +1,295 @@
+//! The federation's replicated state: the nameservices the routers know
+//! (name, NamespaceID, BlockPoolID, members) and the mount table over them.
+//! Pure: the mount-table Raft group applies [`FederationChange`]s to it in
+//! log order, and every router and SDK client holding the same
+//! [`Federation::version`] routes every path the same way.
+//!
+//! Guarantees:
+//! * A change is checked whole; a refused one changes nothing (not even
+//!   the version) and says why with a [`MountTableError`].
+//! * Mount entries name only nameservices that exist, and a nameservice
+//!   cannot be removed while an entry leads into it.
+//! * Every applied change bumps [`Federation::version`] by one.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::MountTableError;
+use crate::mount_table::{MountTable, MountTableChange};
+
+/// Most nameservices one federation holds.
+pub const MAX_NAMESERVICES: usize = 1024;
+/// Longest nameservice name, in bytes.
+pub const MAX_NAMESERVICE_NAME_BYTES: usize = 64;
+/// Most members one nameservice lists.
+pub const MAX_MEMBERS_PER_NAMESERVICE: usize = 16;
+
+/// A nameservice the federation routes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NameserviceRecord {
+    pub name: String,
+    pub namespace_id: u64,
+    pub block_pool_id: String,
+    /// Member id to `host:port`.
+    pub members: BTreeMap<u64, String>,
+}
+
+/// A change to the federation, as the mount-table group's log carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FederationChange {
+    Mount(MountTableChange),
+    AddNameservice(NameserviceRecord),
+    /// Replace a known nameservice's members (after a membership change).
+    UpdateNameservice(NameserviceRecord),
+    /// Forget a nameservice; refused while a mount entry leads into it.
+    RemoveNameservice {
+        name: String,
+    },
+}
+
+/// Nameservices and the mount table, at a version.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Federation {
+    nameservices: BTreeMap<String, NameserviceRecord>,
+    mounts: MountTable,
+    version: u64,
+}
+
+/// A nameservice name: letters, digits, `-` and `_`, as HDFS's
+/// `dfs.nameservices` ids.
+pub fn check_nameservice_name(name: &str) -> Result<(), MountTableError> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAMESERVICE_NAME_BYTES
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(MountTableError::Invalid(format!(
+            "nameservice name {name:?} is not 1 to {MAX_NAMESERVICE_NAME_BYTES} letters, digits, '-' or '_'"
+        )))
+    }
+}
+
+impl NameserviceRecord {
+    fn check(&self) -> Result<(), MountTableError> {
+        check_nameservice_name(&self.name)?;
+        if self.namespace_id == 0 {
+            return Err(MountTableError::Invalid(format!(
+                "nameservice {} has NamespaceID 0",
+                self.name
+            )));
+        }
+        if self.block_pool_id.is_empty() {
+            return Err(MountTableError::Invalid(format!(
+                "nameservice {} has no BlockPoolID",
+                self.name
+            )));
+        }
+        if self.members.is_empty() || self.members.len() > MAX_MEMBERS_PER_NAMESERVICE {
+            return Err(MountTableError::Invalid(format!(
+                "nameservice {} lists {} members (1 to {MAX_MEMBERS_PER_NAMESERVICE})",
+                self.name,
+                self.members.len()
+            )));
+        }
+        for addr in self.members.values() {
+            raftfs_proto::admin::check_member_addr(addr).map_err(|e| MountTableError::Invalid(e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Federation {
+    pub fn new() -> Federation {
+        Federation::default()
+    }
+
+    /// Bumped by every applied change.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    pub fn mounts(&self) -> &MountTable {
+        &self.mounts
+    }
+
+    pub fn nameservices(&self) -> impl Iterator<Item = &NameserviceRecord> {
+        self.nameservices.values()
+    }
+
+    pub fn nameservice(&self, name: &str) -> Option<&NameserviceRecord> {
+        self.nameservices.get(name)
+    }
+
+    /// Check `change` and apply it, bumping the version; or change nothing and say why.
+    pub fn apply(&mut self, change: FederationChange) -> Result<(), MountTableError> {
+        match change {
+            FederationChange::Mount(c) => {
+                let names: BTreeSet<String> = self.nameservices.keys().cloned().collect();
+                self.mounts.apply(c, &names)?;
+            }
+            FederationChange::AddNameservice(r) => {
+                r.check()?;
+                if self.nameservices.contains_key(&r.name) {
+                    return Err(MountTableError::NameserviceExists(r.name));
+                }
+                if let Some(o) = self.nameservices.values().find(|o| o.namespace_id == r.namespace_id) {
+                    return Err(MountTableError::Invalid(format!(
+                        "nameservice {} has the NamespaceID {} of {}",
+                        r.name, r.namespace_id, o.name
+                    )));
+                }
+                if self.nameservices.len() >= MAX_NAMESERVICES {
+                    return Err(MountTableError::Invalid(format!(
+                        "the federation holds {MAX_NAMESERVICES} nameservices, its limit"
+                    )));
+                }
+                self.nameservices.insert(r.name.clone(), r);
+            }
+            FederationChange::UpdateNameservice(r) => {
+                r.check()?;
+                match self.nameservices.get_mut(&r.name) {
+                    Some(o) if o.namespace_id == r.namespace_id && o.block_pool_id == r.block_pool_id => *o = r,
+                    Some(o) => {
+                        return Err(MountTableError::Invalid(format!(
+                            "nameservice {} is NamespaceID {} / {}, not {} / {}",
+                            o.name, o.namespace_id, o.block_pool_id, r.namespace_id, r.block_pool_id
+                        )))
+                    }
+                    None => return Err(MountTableError::UnknownNameservice(r.name)),
+                }
+            }
+            FederationChange::RemoveNameservice { name } => {
+                if !self.nameservices.contains_key(&name) {
+                    return Err(MountTableError::UnknownNameservice(name));
+                }
+                let using: Vec<&str> = self
+                    .mounts
+                    .entries()
+                    .filter(|e| e.destinations.iter().any(|d| d.nameservice == name))
+                    .map(|e| e.source.as_str())
+                    .collect();
+                if !using.is_empty() {
+                    let why = format!("mount points lead into it: {}", using.join(", "));
+                    return Err(MountTableError::NameserviceInUse(name, why));
+                }
+                if self.mounts.is_disabled(&name) {
+                    let names: BTreeSet<String> = self.nameservices.keys().cloned().collect();
+                    self.mounts.apply(
+                        MountTableChange::DisableNameservice {
+                            nameservice: name.clone(),
+                            disabled: false,
+                        },
+                        &names,
+                    )?;
+                }
+                self.nameservices.remove(&name);
+            }
+        }
+        self.version += 1;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mount_table::{Destination, MountEntry, MountQuota, Order};
+
+    fn ns(name: &str, id: u64) -> NameserviceRecord {
+        NameserviceRecord {
+            name: name.into(),
+            namespace_id: id,
+            block_pool_id: format!("BP-{id}"),
+            members: [(1, "127.0.0.1:8020".to_string())].into(),
+        }
+    }
+
+    fn mount(source: &str, nameservice: &str) -> FederationChange {
+        FederationChange::Mount(MountTableChange::Add(MountEntry {
+            source: source.into(),
+            destinations: vec![Destination {
+                nameservice: nameservice.into(),
+                path: source.into(),
+            }],
+            order: Order::Hash,
+            read_only: false,
+            owner: "hdfs".into(),
+            group: "supergroup".into(),
+            mode: 0o755,
+            quota: MountQuota::default(),
+        }))
+    }
+
+    #[test]
+    fn mounts_need_their_nameservice_and_keep_it() {
+        let mut f = Federation::new();
+        assert_eq!(
+            f.apply(mount("/data", "ns1")),
+            Err(MountTableError::UnknownNameservice("ns1".into()))
+        );
+        assert_eq!(f.version(), 0, "a refused change leaves the version");
+        f.apply(FederationChange::AddNameservice(ns("ns1", 7))).unwrap();
+        f.apply(mount("/data", "ns1")).unwrap();
+        assert_eq!(f.version(), 2);
+        let before = f.clone();
+        match f.apply(FederationChange::RemoveNameservice { name: "ns1".into() }) {
+            Err(MountTableError::NameserviceInUse(n, why)) => {
+                assert_eq!(n, "ns1");
+                assert!(why.contains("/data"), "{why}");
+            }
+            r => panic!("{r:?}"),
+        }
+        assert_eq!(f, before, "the federation is unchanged");
+        f.apply(FederationChange::Mount(MountTableChange::Remove {
+            source: "/data".into(),
+        }))
+        .unwrap();
+        f.apply(FederationChange::RemoveNameservice { name: "ns1".into() })
+            .unwrap();
+        assert_eq!(f.nameservices().count(), 0);
+        assert_eq!(f.version(), 4);
+    }
+
+    #[test]
+    fn nameservices_are_checked() {
+        let mut f = Federation::new();
+        f.apply(FederationChange::AddNameservice(ns("ns1", 7))).unwrap();
+        let cases = [
+            (ns("ns1", 8), "already exists"),
+            (ns("ns2", 7), "NamespaceID 7 of ns1"),
+            (ns("bad name", 9), "is not 1 to"),
+            (ns("ns3", 0), "NamespaceID 0"),
+            (
+                NameserviceRecord {
+                    members: BTreeMap::new(),
+                    ..ns("ns4", 10)
+                },
+                "lists 0 members",
+            ),
+            (
+                NameserviceRecord {
+                    members: [(1, "no-port".to_string())].into(),
+                    ..ns("ns5", 11)
+                },
+                "HOST:PORT",
+            ),
+        ];
+        for (r, want) in cases {
+            let e = f.apply(FederationChange::AddNameservice(r.clone())).unwrap_err();
+            assert!(e.to_string().contains(want), "{r:?}: {e}");
+        }
+        assert_eq!(f.version(), 1);
+        let moved = NameserviceRecord {
+            members: [(1, "10.0.0.1:8020".to_string()), (2, "10.0.0.2:8020".to_string())].into(),
+            ..ns("ns1", 7)
+        };
+        f.apply(FederationChange::UpdateNameservice(moved.clone())).unwrap();
+        assert_eq!(f.nameservice("ns1"), Some(&moved));
+        let other = f.apply(FederationChange::UpdateNameservice(ns("ns1", 99))).unwrap_err();
+        assert!(other.to_string().contains("NamespaceID 7"), "{other}");
+    }
+}

@@ -1,0 +1,80 @@
+//! The router process: [`RouterNode`] (its member of the mount-table Raft
+//! group) and the gRPC server that exposes it ([`serve`]): `RouterAdmin`
+//! for administrators and clients, and `Raft` for the other routers, on
+//! one port, over mutual TLS unless the router runs `--insecure`.
+
+pub mod node;
+pub mod service;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use raftfs_proto::pb;
+use raftfs_raft::network::MAX_RAFT_MESSAGE_BYTES;
+use raftfs_raft::RaftService;
+use raftfs_trust::{Dialer, PeerRole};
+
+pub use node::{RouterConfig, RouterNode};
+
+use crate::group::{MountTableConfig, MountTableStateMachine};
+
+/// Largest RouterAdmin message, in bytes (a federation of
+/// `MAX_MOUNT_ENTRIES` entries fits).
+pub const MAX_ROUTER_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
+/// How long the health monitor waits for a peer router's status.
+const PEER_STATUS_TIMEOUT_MS: u64 = 500;
+
+/// Why a router's server stopped or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("TLS: {0}")]
+    Tls(#[from] raftfs_trust::TrustError),
+    #[error("gRPC server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serve `node` on `listener` until `shutdown` resolves.
+pub async fn serve(
+    node: Arc<RouterNode>,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let admin = pb::router_admin_server::RouterAdminServer::new(service::RouterAdminService { node: node.clone() })
+        .max_decoding_message_size(MAX_ROUTER_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_ROUTER_MESSAGE_BYTES);
+    let raft = pb::raft_server::RaftServer::new(RaftService::<MountTableConfig, MountTableStateMachine> {
+        raft: node.raft.clone(),
+        snapshots: node.snapshots(),
+        group: node.raft_group(),
+        peer_role: PeerRole::Router,
+        security: node.security.server.clone(),
+    })
+    .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
+    .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES);
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    node.security
+        .server
+        .apply(tonic::transport::Server::builder().tcp_nodelay(true))?
+        .add_service(admin)
+        .add_service(raft)
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await?;
+    Ok(())
+}
+
+/// Whether the router at `addr` says it is healthy.
+pub(crate) async fn peer_is_healthy(addr: &str, dialer: &Dialer) -> bool {
+    let status = async {
+        let ep = dialer
+            .endpoint(addr, PeerRole::Router)
+            .ok()?
+            .connect_timeout(Duration::from_millis(PEER_STATUS_TIMEOUT_MS))
+            .timeout(Duration::from_millis(PEER_STATUS_TIMEOUT_MS));
+        let mut c = pb::router_admin_client::RouterAdminClient::new(ep.connect().await.ok()?);
+        let reply = c.status(pb::RouterMessage::default()).await.ok()?.into_inner();
+        let r: Result<crate::admin::RouterStatus, crate::RouterError> =
+            raftfs_raft::network::decode(&reply.data_bin).ok()?;
+        r.ok()
+    };
+    status.await.is_some_and(|s| s.health == "HEALTHY")
+}

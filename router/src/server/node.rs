@@ -1,0 +1,223 @@
+//! One router: its member of the mount-table Raft group (log, state
+//! machine, Raft node, health monitor, timed snapshots, all from the
+//! generic glue of `raftfs_raft`) and the calls its services make on it.
+//!
+//! Changes go through the group's leader and are answered once committed
+//! and applied; only the superuser (of the routers' VERSION) may make them.
+//! Reads of the federation are served from what this router has applied,
+//! and may wait for a newer version (a long poll).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::async_runtime::WatchReceiver;
+use openraft::errors::{ClientWriteError, RaftError};
+use parking_lot::{Mutex, RwLock};
+use raftfs_proto::{FsError, LeaderHint};
+use raftfs_raft::group::{self, initialize_if_first};
+use raftfs_raft::health::{Health, HealthChecks, HealthConfig};
+use raftfs_raft::layout::{self, VersionFile, NODE_TYPE_ROUTER};
+use raftfs_raft::{RaftGroup, RaftTimings};
+use raftfs_trust::{ClientAuth, NodeSecurity, PeerRole};
+
+use crate::admin::{RouterStatus, MAX_FEDERATION_WAIT_MS};
+use crate::error::RouterError;
+use crate::federation::{Federation, FederationChange};
+use crate::group::{
+    FederationCommand, FederationView, LogStore, MountTableConfig, MountTableRaft, MountTableStateMachine, Snapshots,
+};
+
+/// How a router runs.
+#[derive(Debug, Clone)]
+pub struct RouterConfig {
+    /// Its directory, formatted with `raftfs router format`.
+    pub dir: std::path::PathBuf,
+    pub router_id: u64,
+    pub timings: RaftTimings,
+    pub health: HealthConfig,
+    /// Refuse to start unless VERSION names this cluster.
+    pub expect_cluster_id: Option<String>,
+    pub security: NodeSecurity,
+    pub client_auth: ClientAuth,
+}
+
+pub struct RouterNode {
+    pub raft: MountTableRaft,
+    pub version: VersionFile,
+    pub security: NodeSecurity,
+    pub client_auth: ClientAuth,
+    view: Arc<FederationView>,
+    snapshots: Arc<Snapshots>,
+    health: Arc<RwLock<Health>>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+fn fs(e: FsError) -> RouterError {
+    RouterError::Fs(e)
+}
+
+fn write_error(e: RaftError<MountTableConfig, ClientWriteError<MountTableConfig>>) -> RouterError {
+    fs(match e {
+        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => FsError::NotLeader {
+            leader: match (f.leader_id, &f.leader_node) {
+                (Some(id), Some(n)) => Some(LeaderHint {
+                    member_id: id,
+                    addr: n.addr.clone(),
+                }),
+                _ => None,
+            },
+        },
+        RaftError::APIError(ClientWriteError::LogEntryDiscarded(_)) => {
+            FsError::Unavailable("leadership changed before the change was committed; retry".into())
+        }
+        RaftError::APIError(e) => FsError::Internal(e.to_string()),
+        RaftError::Fatal(f) => FsError::Unavailable(format!("router stopped: {f}")),
+    })
+}
+
+impl RouterNode {
+    /// Open the router's directory and start its Raft node (no RPC server).
+    pub async fn open(cfg: &RouterConfig) -> Result<RouterNode, RouterError> {
+        let version = layout::check(
+            &cfg.dir,
+            NODE_TYPE_ROUTER,
+            cfg.router_id,
+            cfg.expect_cluster_id.as_deref(),
+        )
+        .map_err(|e| fs(FsError::InvalidArgument(e.to_string())))?;
+        let log = LogStore::open(&layout::raft_log_dir(&cfg.dir))
+            .map_err(|e| fs(FsError::Storage(format!("open raft log: {e}"))))?;
+        let checks = HealthChecks::new(&cfg.dir, cfg.health.clone(), log.io_stats());
+        let sm = MountTableStateMachine::open(&cfg.dir)
+            .map_err(|e| fs(FsError::Storage(format!("open the mount table: {e}"))))?;
+        let (view, snapshots) = (sm.view(), sm.snapshots());
+        let config = cfg
+            .timings
+            .openraft_config(&version.nameservice)
+            .map_err(|e| fs(FsError::InvalidArgument(e)))?;
+        let network =
+            raftfs_raft::NetworkFactory::new(raft_group(&version), cfg.security.dialer.clone(), PeerRole::Router);
+        let raft = MountTableRaft::new(cfg.router_id, Arc::new(config), network, log, sm)
+            .await
+            .map_err(|e| fs(FsError::Internal(format!("start raft: {e}"))))?;
+        initialize_if_first(&raft, &version.members, version.member_id, version.join)
+            .await
+            .map_err(|e| fs(FsError::Internal(e)))?;
+        let health = Arc::new(RwLock::new(Health::Healthy));
+        let dialer = cfg.security.dialer.clone();
+        let mut tasks = vec![tokio::spawn(group::monitor_health(
+            raft.clone(),
+            health.clone(),
+            checks,
+            move |addr| {
+                let dialer = dialer.clone();
+                async move { crate::server::peer_is_healthy(&addr, &dialer).await }
+            },
+        ))];
+        if cfg.timings.snapshot_interval_secs > 0 {
+            tasks.push(tokio::spawn(group::snapshot_by_time(
+                raft.clone(),
+                cfg.timings.snapshot_interval_secs,
+            )));
+        }
+        Ok(RouterNode {
+            raft,
+            version,
+            security: cfg.security.clone(),
+            client_auth: cfg.client_auth,
+            view,
+            snapshots,
+            health,
+            tasks: Mutex::new(tasks),
+        })
+    }
+
+    /// The mount-table group of this router's cluster.
+    pub fn raft_group(&self) -> RaftGroup {
+        raft_group(&self.version)
+    }
+
+    /// The router's snapshot directory (the Raft service writes received snapshots there).
+    pub fn snapshots(&self) -> Arc<Snapshots> {
+        self.snapshots.clone()
+    }
+
+    /// The federation as this router has applied it.
+    pub fn view(&self) -> &Arc<FederationView> {
+        &self.view
+    }
+
+    /// Make `change` for `user`: the superuser only, through the leader.
+    pub async fn change(&self, user: &str, change: FederationChange) -> Result<u64, RouterError> {
+        if user != self.version.superuser {
+            return Err(fs(FsError::AccessControl(format!(
+                "{user} may not change the mount table: only the superuser {} may",
+                self.version.superuser
+            ))));
+        }
+        let cmd = FederationCommand {
+            change,
+            by: user.to_string(),
+        };
+        let r = self.raft.client_write(cmd).await.map_err(write_error)?;
+        match r.data.result {
+            Some(Ok(version)) => Ok(version),
+            Some(Err(e)) => Err(RouterError::MountTable(e)),
+            None => Err(fs(FsError::Internal("a change entry without an answer".into()))),
+        }
+    }
+
+    /// The federation once its version is past `since` (or after `wait_ms`,
+    /// at most [`MAX_FEDERATION_WAIT_MS`], with the current one).
+    pub async fn federation_after(&self, since: u64, wait_ms: u64) -> Federation {
+        let mut version = self.view.watch_version();
+        let wait = Duration::from_millis(wait_ms.min(MAX_FEDERATION_WAIT_MS));
+        let _ = tokio::time::timeout(wait, version.wait_for(|v| *v > since)).await;
+        self.view.federation()
+    }
+
+    /// Role, term, applied index, version and health.
+    pub fn status(&self) -> RouterStatus {
+        let m = self.raft.metrics().borrow_watched().clone();
+        RouterStatus {
+            router_id: self.version.member_id,
+            state: format!("{:?}", m.state),
+            term: m.current_term,
+            leader: m.current_leader,
+            applied_index: self.view.applied_index(),
+            version: self.view.with(Federation::version),
+            health: self.health.read().describe(),
+        }
+    }
+
+    /// Address of router `id` (from the group's membership, else VERSION).
+    pub fn addr_of(&self, id: u64) -> Option<String> {
+        group::member_addr(&self.raft, &self.version.members, id)
+    }
+
+    /// Wait until the Raft node stops by itself, and say why.
+    pub async fn raft_stopped(&self) -> String {
+        group::raft_stopped(&self.raft).await
+    }
+
+    /// Stop the background tasks and Raft.
+    pub async fn shutdown(&self) {
+        let tasks: Vec<_> = self.tasks.lock().drain(..).collect();
+        for t in &tasks {
+            t.abort();
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+        if let Err(e) = self.raft.shutdown().await {
+            tracing::warn!(error = %e, "shut down raft");
+        }
+    }
+}
+
+fn raft_group(version: &VersionFile) -> RaftGroup {
+    RaftGroup {
+        cluster_id: version.cluster_id.clone(),
+        namespace_id: raftfs_raft::MOUNT_TABLE_GROUP_ID,
+    }
+}

@@ -1,0 +1,49 @@
+//! The `RouterAdmin` gRPC service of one router. Every failure is a typed
+//! [`RouterError`] inside the reply; malformed payloads are refused with
+//! `InvalidArgument`. The caller's user is decided as the nameservices
+//! decide it (`--auth simple`: the name the call carries; `strong`: the
+//! user certificate's), never from anything else the call claims.
+
+use std::sync::Arc;
+
+use raftfs_proto::{pb, FsError};
+use raftfs_raft::network::{decode, encode};
+use tonic::{Request, Response, Status};
+
+use super::node::RouterNode;
+use crate::admin::{ChangeRequest, FederationReply, FederationRequest};
+use crate::error::RouterError;
+
+pub struct RouterAdminService {
+    pub node: Arc<RouterNode>,
+}
+
+fn reply<T: serde::Serialize>(r: Result<T, RouterError>) -> Result<Response<pb::RouterMessage>, Status> {
+    Ok(Response::new(pb::RouterMessage { data_bin: encode(&r) }))
+}
+
+#[tonic::async_trait]
+impl pb::router_admin_server::RouterAdmin for RouterAdminService {
+    async fn federation(&self, req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
+        let r: FederationRequest = decode(&req.into_inner().data_bin).map_err(Status::invalid_argument)?;
+        let federation = self.node.federation_after(r.since_version, r.wait_ms).await;
+        reply(Ok(FederationReply {
+            federation,
+            router_id: self.node.version.member_id,
+        }))
+    }
+
+    async fn change(&self, req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
+        let peer = self.node.security.server.peer(&req)?;
+        let r: ChangeRequest = decode(&req.into_inner().data_bin).map_err(Status::invalid_argument)?;
+        let user = match self.node.client_auth.user(&r.user, peer.as_ref()) {
+            Ok(u) => u,
+            Err(e) => return reply::<u64>(Err(RouterError::Fs(FsError::AccessControl(e)))),
+        };
+        reply(self.node.change(&user, r.change).await)
+    }
+
+    async fn status(&self, _req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
+        reply(Ok(self.node.status()))
+    }
+}

@@ -1,0 +1,309 @@
+//! Routers and `raftfs routeradmin` against a running nameservice: three
+//! routers replicate the federation (nameservices and mount table) in
+//! their own Raft group over mutual TLS; every change made through any
+//! router reaches every router within [`PROPAGATION_BOUND_MS`]; only the
+//! superuser may change the table; bad changes are refused with the reason
+//! and leave the table as it was; and the group keeps working when its
+//! leader is killed with SIGKILL.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{free_ports, Cluster, BIN};
+use raftfs_router::admin_client::RouterAdminClient;
+
+/// The bound this suite holds routers to: a change acknowledged by the
+/// leader is applied by every live router within this long (docs/architecture.md).
+const PROPAGATION_BOUND_MS: u64 = 1_000;
+
+struct Routers {
+    cluster_ca: PathBuf,
+    root: PathBuf,
+    addrs: Vec<String>,
+    children: Vec<Option<Child>>,
+}
+
+impl Routers {
+    /// Format and start `n` routers of `cluster`'s ClusterID, certified by its CA.
+    fn start(cluster: &Cluster, n: usize) -> Routers {
+        let root = cluster.root.path().join("routers");
+        let addrs: Vec<String> = free_ports(n).iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let spec: Vec<String> = addrs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| format!("{}={a}", i + 1))
+            .collect();
+        for i in 1..=n {
+            let out = Command::new(BIN)
+                .args(["router", "format", "--id", &i.to_string(), "--routers", &spec.join(",")])
+                .args(["--cluster-id", &cluster.ids.0, "--superuser", "hdfs"])
+                .arg("--ca-dir")
+                .arg(cluster.ca_dir())
+                .arg("--dir")
+                .arg(root.join(format!("r{i}")))
+                .output()
+                .expect("run raftfs router format");
+            assert!(
+                out.status.success(),
+                "format router {i}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let mut r = Routers {
+            cluster_ca: cluster.ca_cert(),
+            root,
+            addrs,
+            children: (0..n).map(|_| None).collect(),
+        };
+        for i in 1..=n {
+            r.start_router(i);
+        }
+        r
+    }
+
+    fn start_router(&mut self, i: usize) {
+        let log = std::fs::File::create(self.root.join(format!("r{i}.log"))).expect("router log");
+        let child = Command::new(BIN)
+            .args(["router", "run", "--id", &i.to_string()])
+            .arg("--dir")
+            .arg(self.root.join(format!("r{i}")))
+            .args(["--heartbeat-ms", "50", "--election-timeout-min-ms", "150"])
+            .args(["--election-timeout-max-ms", "400"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start router");
+        self.children[i - 1] = Some(child);
+    }
+
+    fn kill(&mut self, i: usize) {
+        if let Some(mut c) = self.children[i - 1].take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn uri(&self, only: Option<usize>) -> String {
+        match only {
+            Some(i) => format!("raftfs://{}", self.addrs[i - 1]),
+            None => format!("raftfs://{}", self.addrs.join(",")),
+        }
+    }
+
+    /// `raftfs routeradmin --router <routers> --user USER ARGS`.
+    fn admin(&self, user: &str, args: &[&str]) -> (i32, String, String) {
+        let out = Command::new(BIN)
+            .env(raftfs_client::CA_ENV, &self.cluster_ca)
+            .args(["routeradmin", "--router", &self.uri(None), "--user", user])
+            .args(args)
+            .output()
+            .expect("run raftfs routeradmin");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+
+    /// Like `admin`, asserting success; returns stdout.
+    fn admin_ok(&self, args: &[&str]) -> String {
+        let (code, out, err) = self.admin("hdfs", args);
+        assert_eq!(code, 0, "routeradmin {args:?}: {out}{err}\n{}", self.logs());
+        out
+    }
+
+    fn client(&self, i: usize) -> RouterAdminClient {
+        let dialer = raftfs_client::ClientTls::CaFile(self.cluster_ca.clone())
+            .dialer()
+            .expect("the cluster CA");
+        RouterAdminClient::new(vec![self.addrs[i - 1].clone()], dialer).expect("router client")
+    }
+
+    /// Wait until every live router has applied `version`; how long it took.
+    async fn wait_version(&self, version: u64) -> Duration {
+        let started = Instant::now();
+        for i in 1..=self.addrs.len() {
+            if self.children[i - 1].is_none() {
+                continue;
+            }
+            let r = self
+                .client(i)
+                .federation(version - 1, 5_000)
+                .await
+                .unwrap_or_else(|e| panic!("router {i}: {e}"));
+            assert!(
+                r.federation.version() >= version,
+                "router {i} is at version {} after waiting for {version}",
+                r.federation.version()
+            );
+        }
+        started.elapsed()
+    }
+
+    async fn version(&self) -> u64 {
+        let c = RouterAdminClient::new(
+            self.addrs.clone(),
+            raftfs_client::ClientTls::CaFile(self.cluster_ca.clone())
+                .dialer()
+                .unwrap(),
+        )
+        .unwrap();
+        c.federation(0, 0).await.expect("the federation").federation.version()
+    }
+
+    fn logs(&self) -> String {
+        let mut s = String::new();
+        for i in 1..=self.addrs.len() {
+            let text = std::fs::read_to_string(self.root.join(format!("r{i}.log"))).unwrap_or_default();
+            s.push_str(&format!("--- router {i} ---\n"));
+            for l in text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev() {
+                s.push_str(l);
+                s.push('\n');
+            }
+        }
+        s
+    }
+}
+
+impl Drop for Routers {
+    fn drop(&mut self) {
+        for i in 1..=self.children.len() {
+            self.kill(i);
+        }
+        if std::thread::panicking() {
+            eprintln!("{}", self.logs());
+        }
+    }
+}
+
+/// The version a successful change printed.
+fn printed_version(out: &str) -> u64 {
+    out.rsplit("mount table version ")
+        .next()
+        .and_then(|v| v.trim().trim_end_matches(')').parse().ok())
+        .unwrap_or_else(|| panic!("no version in {out:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mount_table_changes_reach_every_router_and_bad_ones_change_nothing() {
+    let cluster = Cluster::start(1, "rocksdb");
+    cluster.wait_ready().await;
+    let routers = Routers::start(&cluster, 3);
+
+    let out = routers.admin_ok(&["-addNameservice", "ns1", &cluster.fs_uri()]);
+    assert!(out.contains("Successfully added nameservice ns1"), "{out}");
+    assert!(out.contains(&format!("NamespaceID {}", cluster.ids.1)), "{out}");
+    let out = routers.admin_ok(&["-add", "/data", "ns1", "/data", "-order", "HASH_ALL", "-mode", "750"]);
+    assert!(out.contains("Successfully added mount point /data"), "{out}");
+    let v = printed_version(&out);
+    let took = routers.wait_version(v).await;
+    println!(
+        "the change reached all 3 routers {} ms after it was acknowledged",
+        took.as_millis()
+    );
+    assert!(
+        took <= Duration::from_millis(PROPAGATION_BOUND_MS),
+        "a change took {took:?} to reach every router"
+    );
+    // Every router lists it.
+    for i in 1..=3 {
+        let out = Command::new(BIN)
+            .env(raftfs_client::CA_ENV, &routers.cluster_ca)
+            .args(["routeradmin", "--router", &routers.uri(Some(i)), "-ls"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("/data"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(
+            line.contains("ns1->/data") && line.contains("rwxr-x---") && line.contains("HASH_ALL"),
+            "{line}"
+        );
+    }
+
+    // Refused changes: the reason, a failing exit, and the table as it was.
+    let before = routers.version().await;
+    let refused: [(&str, &[&str], &str); 6] = [
+        ("alice", &["-add", "/x", "ns1", "/x"], "only the superuser hdfs may"),
+        ("hdfs", &["-add", "/data2", "ns1", "/data/sub"], "overlap"),
+        ("hdfs", &["-add", "/y", "ns9", "/y"], "unknown nameservice ns9"),
+        ("hdfs", &["-add", "/a/../b", "ns1", "/b"], "invalid mount entry"),
+        ("hdfs", &["-rm", "/nope"], "no mount point /nope"),
+        (
+            "hdfs",
+            &["-removeNameservice", "ns1"],
+            "mount points lead into it: /data",
+        ),
+    ];
+    for (user, args, why) in refused {
+        let (code, out, err) = routers.admin(user, args);
+        assert_eq!(code, 1, "{args:?} by {user}: {out}{err}");
+        assert!(err.contains(why), "{args:?} by {user}: {err}");
+    }
+    assert_eq!(routers.version().await, before, "refused changes changed nothing");
+
+    // Quotas, read-only, disabled nameservices.
+    routers.admin_ok(&["-setQuota", "/data", "-nsQuota", "100", "-ssQuota", "1g"]);
+    routers.admin_ok(&["-update", "/data", "-readonly", "true"]);
+    let ls = routers.admin_ok(&["-ls", "/data"]);
+    assert!(
+        ls.contains("[NsQuota: 100, SsQuota: 1073741824]") && ls.contains(" true "),
+        "{ls}"
+    );
+    routers.admin_ok(&["-clrQuota", "/data"]);
+    routers.admin_ok(&["-nameservice", "disable", "ns1"]);
+    assert_eq!(routers.admin_ok(&["-getDisabledNameservices"]).trim(), "ns1");
+    routers.admin_ok(&["-nameservice", "enable", "ns1"]);
+    assert_eq!(routers.admin_ok(&["-getDisabledNameservices"]).trim(), "");
+    let out = routers.admin_ok(&["-rm", "/data"]);
+    let v = printed_version(&out);
+    routers.wait_version(v).await;
+    assert!(!routers.admin_ok(&["-ls"]).contains("/data"));
+    routers.admin_ok(&["-removeNameservice", "ns1"]);
+    assert!(!routers.admin_ok(&["-listNameservices"]).contains("ns1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_router_group_goes_on_when_its_leader_is_killed() {
+    let cluster = Cluster::start(1, "rocksdb");
+    cluster.wait_ready().await;
+    let mut routers = Routers::start(&cluster, 3);
+    routers.admin_ok(&["-addNameservice", "ns1", &cluster.fs_uri()]);
+    routers.admin_ok(&["-add", "/user", "ns1", "/user"]);
+    let status = routers.admin_ok(&["-status"]);
+    let leader = status
+        .lines()
+        .find(|l| l.contains(" LEADER "))
+        .and_then(|l| l.split("router ").nth(1))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|id| id.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no leader in {status}"));
+    routers.kill(leader);
+    let started = Instant::now();
+    let out = routers.admin_ok(&["-add", "/tmp", "ns1", "/tmp"]);
+    println!(
+        "a change through the survivors took {} ms after the leader was killed",
+        started.elapsed().as_millis()
+    );
+    let v = printed_version(&out);
+    routers.wait_version(v).await;
+    // The killed router comes back and catches up from its log and the new leader.
+    routers.start_router(leader);
+    let r = routers
+        .client(leader)
+        .federation(v - 1, 10_000)
+        .await
+        .expect("the restarted router answers");
+    assert!(
+        r.federation.version() >= v,
+        "restarted router at {}",
+        r.federation.version()
+    );
+    let sources: Vec<String> = r.federation.mounts().entries().map(|e| e.source.clone()).collect();
+    assert_eq!(sources, ["/tmp", "/user"]);
+}
