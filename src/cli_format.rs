@@ -116,6 +116,9 @@ pub fn run(a: FormatArgs) -> anyhow::Result<()> {
     if !members.contains_key(&a.member_id) {
         bail!("--member-id {} is not among --members", a.member_id);
     }
+    if a.namespace_id == Some(raftfs_raft::MOUNT_TABLE_GROUP_ID) {
+        bail!("--namespace-id 0 is reserved (the routers' mount-table group)");
+    }
     if a.join && (a.cluster_id.is_none() || a.namespace_id.is_none() || a.block_pool_id.is_none()) {
         bail!("--join needs the nameservice's --cluster-id, --namespace-id and --block-pool-id");
     }

@@ -183,39 +183,56 @@ async fn nameservice_record(name: &str, fs: &str) -> Result<NameserviceRecord, S
     Err(last)
 }
 
-pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
-    let Some(router) = router else {
-        return usage("pass --router or set RAFTFS_ROUTER");
-    };
-    let client = match raftfs_client::uri::parse_fs(&router)
-        .map_err(|e| e.to_string())
-        .and_then(|addrs| {
-            let dialer = raftfs_client::ClientTls::FromEnv.dialer().map_err(|e| e.to_string())?;
-            RouterAdminClient::new(addrs, dialer).map_err(|e| e.to_string())
-        }) {
+/// A client of the routers `--router` names, with the environment's TLS.
+fn connect(router: &str) -> Result<RouterAdminClient, String> {
+    let addrs = raftfs_client::uri::parse_fs(router).map_err(|e| e.to_string())?;
+    let dialer = raftfs_client::ClientTls::FromEnv.dialer().map_err(|e| e.to_string())?;
+    RouterAdminClient::new(addrs, dialer).map_err(|e| e.to_string())
+}
+
+/// Make `c` as `me` and print `done` with the new version.
+async fn make_change(router: &str, me: &str, c: FederationChange, done: String) -> i32 {
+    let client = match connect(router) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("routeradmin: {e}");
             return EXIT_USAGE;
         }
     };
+    match client.change(me, c).await {
+        Ok(version) => {
+            println!("{done} (mount table version {version})");
+            0
+        }
+        Err(e) => {
+            eprintln!("routeradmin: {e}");
+            1
+        }
+    }
+}
+
+/// The federation as a router has it.
+async fn federation(router: &str) -> Result<raftfs_router::Federation, i32> {
+    let client = connect(router).map_err(|e| {
+        eprintln!("routeradmin: {e}");
+        EXIT_USAGE
+    })?;
+    client.federation(0, 0).await.map(|r| r.federation).map_err(|e| {
+        eprintln!("routeradmin: {e}");
+        1
+    })
+}
+
+pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
+    let Some(router) = router else {
+        return usage("pass --router or set RAFTFS_ROUTER");
+    };
     let identity = raftfs_client::Identity::resolve(user.as_deref());
     let me = identity.user.clone();
     let cmd = args.first().map(String::as_str).unwrap_or("");
     let change = |c: FederationChange, done: String| {
-        let (client, me) = (&client, me.clone());
-        async move {
-            match client.change(&me, c).await {
-                Ok(version) => {
-                    println!("{done} (mount table version {version})");
-                    0
-                }
-                Err(e) => {
-                    eprintln!("routeradmin: {e}");
-                    1
-                }
-            }
-        }
+        let (router, me) = (router.clone(), me.clone());
+        async move { make_change(&router, &me, c, done).await }
     };
     match cmd {
         "-add" => {
@@ -251,12 +268,9 @@ pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>
                 Ok(o) => o,
                 Err(e) => return usage(&e),
             };
-            let current = match client.federation(0, 0).await {
-                Ok(r) => r.federation,
-                Err(e) => {
-                    eprintln!("routeradmin: {e}");
-                    return 1;
-                }
+            let current = match federation(&router).await {
+                Ok(f) => f,
+                Err(code) => return code,
             };
             let source = raftfs_router::mount_table::normalize(&args[1]).unwrap_or_else(|_| args[1].clone());
             let Some(mut entry) = current.mounts().get(&source).cloned() else {
@@ -281,8 +295,8 @@ pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>
             };
             change(FederationChange::Mount(c), done).await
         }
-        "-ls" if args.len() <= 2 => match client.federation(0, 0).await {
-            Ok(r) => {
+        "-ls" if args.len() <= 2 => match federation(&router).await {
+            Ok(f) => {
                 let prefix = args
                     .get(1)
                     .map(|p| raftfs_router::mount_table::normalize(p).unwrap_or_else(|_| p.clone()));
@@ -291,13 +305,10 @@ pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>
                     Some(p) if p == "/" => true,
                     Some(p) => s == p || s.starts_with(&format!("{p}/")),
                 };
-                print_entries(r.federation.mounts().entries().filter(|e| under(&e.source)));
+                print_entries(f.mounts().entries().filter(|e| under(&e.source)));
                 0
             }
-            Err(e) => {
-                eprintln!("routeradmin: {e}");
-                1
-            }
+            Err(code) => code,
         },
         "-setQuota" => {
             let mut quota = MountQuota::default();
@@ -338,17 +349,14 @@ pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>
             };
             change(FederationChange::Mount(c), done).await
         }
-        "-getDisabledNameservices" if args.len() == 1 => match client.federation(0, 0).await {
-            Ok(r) => {
-                for n in r.federation.mounts().disabled_nameservices() {
+        "-getDisabledNameservices" if args.len() == 1 => match federation(&router).await {
+            Ok(f) => {
+                for n in f.mounts().disabled_nameservices() {
                     println!("{n}");
                 }
                 0
             }
-            Err(e) => {
-                eprintln!("routeradmin: {e}");
-                1
-            }
+            Err(code) => code,
         },
         "-addNameservice" if args.len() == 3 => match nameservice_record(&args[1], &args[2]).await {
             Ok(r) => {
@@ -371,15 +379,15 @@ pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>
             let c = FederationChange::RemoveNameservice { name: args[1].clone() };
             change(c, done).await
         }
-        "-listNameservices" if args.len() == 1 => match client.federation(0, 0).await {
-            Ok(r) => {
+        "-listNameservices" if args.len() == 1 => match federation(&router).await {
+            Ok(f) => {
                 println!(
                     "{:<16} {:<12} {:<40} Members",
                     "Nameservice", "NamespaceID", "BlockPoolID"
                 );
-                for n in r.federation.nameservices() {
+                for n in f.nameservices() {
                     let members: Vec<String> = n.members.iter().map(|(id, a)| format!("{id}={a}")).collect();
-                    let disabled = if r.federation.mounts().is_disabled(&n.name) {
+                    let disabled = if f.mounts().is_disabled(&n.name) {
                         " (disabled)"
                     } else {
                         ""
@@ -394,12 +402,16 @@ pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>
                 }
                 0
             }
-            Err(e) => {
-                eprintln!("routeradmin: {e}");
-                1
-            }
+            Err(code) => code,
         },
         "-status" if args.len() == 1 => {
+            let client = match connect(&router) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("routeradmin: {e}");
+                    return EXIT_USAGE;
+                }
+            };
             let addrs = raftfs_client::uri::parse_fs(&router).unwrap_or_default();
             let mut status = 0;
             for addr in addrs {

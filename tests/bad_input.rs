@@ -160,6 +160,16 @@ fn member_refuses_unformatted_and_foreign_directories() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("already formatted"));
+    // A router refuses a member's directory (and a member a router's).
+    let out = Command::new(common::BIN)
+        .args(["router", "run", "--id", "1", "--insecure"])
+        .arg("--dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is a METASERVER directory, not a ROUTER one"), "{err}");
 }
 
 #[test]
@@ -172,6 +182,45 @@ fn bad_cli_arguments_are_reported() {
         (
             vec!["format", "--dir", "/tmp/x", "--member-id", "4", "--members", "1=a:1"],
             "not among --members",
+        ),
+        (
+            vec![
+                "format",
+                "--dir",
+                "/tmp/x",
+                "--member-id",
+                "1",
+                "--members",
+                "1=a:1",
+                "--namespace-id",
+                "0",
+                "--insecure",
+            ],
+            "--namespace-id 0 is reserved",
+        ),
+        (
+            vec![
+                "router",
+                "format",
+                "--dir",
+                "/tmp/x",
+                "--id",
+                "2",
+                "--routers",
+                "1=a:1",
+                "--cluster-id",
+                "C",
+            ],
+            "not among --routers",
+        ),
+        (vec!["routeradmin", "-ls"], "pass --router"),
+        (
+            vec!["routeradmin", "--router", "raftfs://h:1", "-frobnicate"],
+            "unknown or malformed command",
+        ),
+        (
+            vec!["routeradmin", "--router", "raftfs://h:1", "-add", "/a"],
+            "-add needs",
         ),
         (vec!["dfs", "--fs", "raftfs://", "-ls", "/"], "no member address"),
         (vec!["dfs", "--fs", "raftfs://h:1", "-frobnicate"], "Unknown command"),

@@ -208,6 +208,26 @@ async fn mount_table_changes_reach_every_router_and_bad_ones_change_nothing() {
         took <= Duration::from_millis(PROPAGATION_BOUND_MS),
         "a change took {took:?} to reach every router"
     );
+    // A client watching the federation has every change within the same bound.
+    let watch = raftfs_client::FederationWatch::start(
+        &routers.uri(None),
+        &raftfs_client::ClientTls::CaFile(routers.cluster_ca.clone()),
+    )
+    .await
+    .expect("watch the federation");
+    assert_eq!(watch.current().version(), v);
+    let out = routers.admin_ok(&["-add", "/logs", "ns1", "/logs"]);
+    let changed = Instant::now();
+    let seen = watch
+        .wait_for_version(printed_version(&out), Duration::from_millis(PROPAGATION_BOUND_MS))
+        .await
+        .expect("the client sees the change in time");
+    println!(
+        "a watching client had the change {} ms after it was acknowledged",
+        changed.elapsed().as_millis()
+    );
+    assert!(seen.mounts().get("/logs").is_some());
+    routers.admin_ok(&["-rm", "/logs"]);
     // Every router lists it.
     for i in 1..=3 {
         let out = Command::new(BIN)

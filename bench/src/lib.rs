@@ -30,6 +30,7 @@ mod delete;
 mod failover;
 pub mod faults;
 mod localns;
+mod mounttable;
 mod names;
 mod nnmemory;
 mod nnthroughput;
@@ -67,6 +68,8 @@ pub enum BenchCmd {
     Delete(delete::DeleteArgs),
     /// {memory, rocksdb} x {apply, leader} at engine, raft and gRPC level, interleaved: one table (and --json, --plot).
     Compare(compare::CompareArgs),
+    /// Resolving paths through a mount table of 10,000 entries, as the SDK does per call.
+    Mounttable(mounttable::MountTableArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -80,5 +83,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Snapshot(a) => snapshot::run(a).await,
         BenchCmd::Compare(a) => compare::run(a).await,
         BenchCmd::Delete(a) => delete::run(a).await,
+        BenchCmd::Mounttable(a) => mounttable::run(a),
     }
 }

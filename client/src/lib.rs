@@ -8,11 +8,14 @@
 //! * Every call carries (client id, call id); a retry reuses the call id, so
 //!   the server's replicated retry table answers a retried non-idempotent
 //!   call (create, rename, delete, …) with its first result.
+//! * [`FederationWatch`] keeps a copy of the federation's mount table
+//!   current from the routers (routing calls by it is not built yet).
 
 mod call_stream;
 mod data;
 mod delegation;
 pub mod dfs;
+mod federation_watch;
 mod fs;
 mod identity;
 mod options;
@@ -21,6 +24,7 @@ pub mod uri;
 
 pub use data::{FileChecksum, FileReader, FileWriter};
 pub use delegation::{read_token_file, write_token_file, DelegationTokenSource, DELEGATION_TOKEN_ENV};
+pub use federation_watch::FederationWatch;
 pub use fs::FileSystem;
 pub use identity::Identity;
 pub use options::{ClientOptions, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};

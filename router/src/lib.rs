@@ -1,20 +1,18 @@
 //! raftfs's router (DESIGN.md §7): many nameservices behind one mount
-//! table, as HDFS Router-Based Federation. Built so far: the mount table's
-//! data model and rules ([`mount_table`]), the replicated federation state
-//! over it ([`federation`]: nameservices and mounts at a version), the
-//! routers' Raft group that replicates it ([`group`], on the generic glue
-//! of `raftfs_raft`) and the router process that runs a member of that
-//! group and serves its admin calls ([`server`], [`admin`]). Proxying the
+//! table, as HDFS Router-Based Federation. Built so far: the routers' Raft
+//! group that replicates the federation ([`group`], on the generic glue of
+//! `raftfs_raft`; the federation's pure types are `raftfs_federation`'s)
+//! and the router process that runs a member of that group and serves its
+//! admin calls ([`server`]). Proxying the
 //! client protocol and the router-aware SDK are not built yet (issue 17).
 
-pub mod admin;
-pub mod admin_client;
-pub mod error;
-pub mod federation;
 pub mod group;
-pub mod mount_table;
 pub mod server;
 
-pub use error::{MountTableError, RouterError};
-pub use federation::{Federation, FederationChange, NameserviceRecord};
-pub use mount_table::{Destination, MountEntry, MountQuota, MountTable, MountTableChange, Order};
+/// The federation's pure types and the admin client live in
+/// `raftfs_federation` (no storage engine, so clients can use them).
+pub use raftfs_federation::{admin, admin_client, error, federation, mount_table};
+pub use raftfs_federation::{
+    Destination, Federation, FederationChange, MountEntry, MountQuota, MountTable, MountTableChange, MountTableError,
+    NameserviceRecord, Order, RouterError,
+};

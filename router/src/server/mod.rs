@@ -9,7 +9,8 @@ pub mod service;
 use std::sync::Arc;
 use std::time::Duration;
 
-use raftfs_proto::pb;
+use raftfs_proto::limits::MAX_RPC_BYTES;
+use raftfs_proto::{codec, pb};
 use raftfs_raft::network::MAX_RAFT_MESSAGE_BYTES;
 use raftfs_raft::RaftService;
 use raftfs_trust::{Dialer, PeerRole};
@@ -18,9 +19,6 @@ pub use node::{RouterConfig, RouterNode};
 
 use crate::group::{MountTableConfig, MountTableStateMachine};
 
-/// Largest RouterAdmin message, in bytes (a federation of
-/// `MAX_MOUNT_ENTRIES` entries fits).
-pub const MAX_ROUTER_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
 /// How long the health monitor waits for a peer router's status.
 const PEER_STATUS_TIMEOUT_MS: u64 = 500;
 
@@ -40,8 +38,8 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let admin = pb::router_admin_server::RouterAdminServer::new(service::RouterAdminService { node: node.clone() })
-        .max_decoding_message_size(MAX_ROUTER_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_ROUTER_MESSAGE_BYTES);
+        .max_decoding_message_size(MAX_RPC_BYTES)
+        .max_encoding_message_size(MAX_RPC_BYTES);
     let raft = pb::raft_server::RaftServer::new(RaftService::<MountTableConfig, MountTableStateMachine> {
         raft: node.raft.clone(),
         snapshots: node.snapshots(),
@@ -73,7 +71,7 @@ pub(crate) async fn peer_is_healthy(addr: &str, dialer: &Dialer) -> bool {
         let mut c = pb::router_admin_client::RouterAdminClient::new(ep.connect().await.ok()?);
         let reply = c.status(pb::RouterMessage::default()).await.ok()?.into_inner();
         let r: Result<crate::admin::RouterStatus, crate::RouterError> =
-            raftfs_raft::network::decode(&reply.data_bin).ok()?;
+            codec::decode(&reply.data_bin, "router status").ok()?;
         r.ok()
     };
     status.await.is_some_and(|s| s.health == "HEALTHY")

@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use raftfs_proto::{pb, FsError};
-use raftfs_raft::network::{decode, encode};
+use raftfs_proto::{codec, pb, FsError};
 use tonic::{Request, Response, Status};
 
 use super::node::RouterNode;
@@ -19,13 +18,18 @@ pub struct RouterAdminService {
 }
 
 fn reply<T: serde::Serialize>(r: Result<T, RouterError>) -> Result<Response<pb::RouterMessage>, Status> {
-    Ok(Response::new(pb::RouterMessage { data_bin: encode(&r) }))
+    let data_bin = codec::encode(&r).map_err(|e| Status::internal(e.to_string()))?;
+    Ok(Response::new(pb::RouterMessage { data_bin }))
+}
+
+fn decode<T: serde::de::DeserializeOwned>(req: Request<pb::RouterMessage>, what: &str) -> Result<T, Status> {
+    codec::decode(&req.into_inner().data_bin, what).map_err(|e| Status::invalid_argument(e.to_string()))
 }
 
 #[tonic::async_trait]
 impl pb::router_admin_server::RouterAdmin for RouterAdminService {
     async fn federation(&self, req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
-        let r: FederationRequest = decode(&req.into_inner().data_bin).map_err(Status::invalid_argument)?;
+        let r: FederationRequest = decode(req, "federation request")?;
         let federation = self.node.federation_after(r.since_version, r.wait_ms).await;
         reply(Ok(FederationReply {
             federation,
@@ -35,7 +39,7 @@ impl pb::router_admin_server::RouterAdmin for RouterAdminService {
 
     async fn change(&self, req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
         let peer = self.node.security.server.peer(&req)?;
-        let r: ChangeRequest = decode(&req.into_inner().data_bin).map_err(Status::invalid_argument)?;
+        let r: ChangeRequest = decode(req, "change request")?;
         let user = match self.node.client_auth.user(&r.user, peer.as_ref()) {
             Ok(u) => u,
             Err(e) => return reply::<u64>(Err(RouterError::Fs(FsError::AccessControl(e)))),

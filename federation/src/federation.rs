@@ -197,7 +197,7 @@ impl Federation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mount_table::{Destination, MountEntry, MountQuota, Order};
+    use crate::mount_table::tests::entry;
 
     fn ns(name: &str, id: u64) -> NameserviceRecord {
         NameserviceRecord {
@@ -209,19 +209,7 @@ mod tests {
     }
 
     fn mount(source: &str, nameservice: &str) -> FederationChange {
-        FederationChange::Mount(MountTableChange::Add(MountEntry {
-            source: source.into(),
-            destinations: vec![Destination {
-                nameservice: nameservice.into(),
-                path: source.into(),
-            }],
-            order: Order::Hash,
-            read_only: false,
-            owner: "hdfs".into(),
-            group: "supergroup".into(),
-            mode: 0o755,
-            quota: MountQuota::default(),
-        }))
+        FederationChange::Mount(MountTableChange::Add(entry(source, &[(nameservice, source)])))
     }
 
     #[test]

@@ -4,15 +4,14 @@
 
 use std::time::{Duration, Instant};
 
-use raftfs_proto::{pb, FsError};
-use raftfs_raft::network::{decode, encode};
+use raftfs_proto::limits::MAX_RPC_BYTES;
+use raftfs_proto::{codec, pb, FsError};
 use raftfs_trust::{Dialer, PeerRole};
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::admin::{ChangeRequest, FederationReply, FederationRequest, RouterStatus, MAX_FEDERATION_WAIT_MS};
 use crate::error::RouterError;
 use crate::federation::FederationChange;
-use crate::server::MAX_ROUTER_MESSAGE_BYTES;
 
 /// How long a call keeps trying routers before it gives up.
 pub const ROUTER_CALL_DEADLINE_MS: u64 = 15_000;
@@ -67,9 +66,11 @@ impl RouterAdminClient {
             .await
             .map_err(|e| unavailable(format!("router {addr}: {e}")))?;
         let mut c = pb::router_admin_client::RouterAdminClient::new(channel)
-            .max_decoding_message_size(MAX_ROUTER_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_ROUTER_MESSAGE_BYTES);
-        let msg = pb::RouterMessage { data_bin: encode(req) };
+            .max_decoding_message_size(MAX_RPC_BYTES)
+            .max_encoding_message_size(MAX_RPC_BYTES);
+        let msg = pb::RouterMessage {
+            data_bin: codec::encode(req)?,
+        };
         let reply = match rpc {
             Rpc::Federation => c.federation(msg).await,
             Rpc::Change => c.change(msg).await,
@@ -84,9 +85,7 @@ impl RouterAdminClient {
             }
             _ => unavailable(format!("router {addr}: {}", s.message())),
         })?;
-        let r: Result<Resp, RouterError> = decode(&reply.into_inner().data_bin)
-            .map_err(|e| RouterError::Fs(FsError::Internal(format!("router {addr}: {e}"))))?;
-        r
+        codec::decode::<Result<Resp, RouterError>>(&reply.into_inner().data_bin, "router reply")?
     }
 
     /// Call the routers in turn (a leader hint first) until one answers

@@ -427,14 +427,14 @@ fn order_destinations<'a>(entry: &'a MountEntry, rest: &str) -> Vec<&'a Destinat
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn nss() -> BTreeSet<String> {
         ["ns1", "ns2", "ns3"].iter().map(|s| s.to_string()).collect()
     }
 
-    fn entry(source: &str, dests: &[(&str, &str)]) -> MountEntry {
+    pub(crate) fn entry(source: &str, dests: &[(&str, &str)]) -> MountEntry {
         MountEntry {
             source: source.into(),
             destinations: dests

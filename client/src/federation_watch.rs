@@ -1,0 +1,97 @@
+//! A client's copy of the federation (nameservices and mount table),
+//! kept current by the routers: [`FederationWatch`] fetches it once, then
+//! long-polls a router for any newer version (`RouterAdmin.Federation`,
+//! which answers as soon as the version passes the one the client holds).
+//! A change therefore reaches every watching client about as fast as it
+//! reaches the routers, with no time-to-live to wait out.
+//!
+//! Caveat: a router cut off from its group's quorum answers with what it
+//! last applied; router safe mode (not built yet) is what will say so.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use raftfs_federation::admin::MAX_FEDERATION_WAIT_MS;
+use raftfs_federation::admin_client::RouterAdminClient;
+use raftfs_federation::{Federation, RouterError};
+use raftfs_proto::FsError;
+use tokio::sync::watch;
+
+use crate::tls::ClientTls;
+
+/// Pause after a failed poll before the next (every router unreachable).
+const POLL_RETRY_PAUSE_MS: u64 = 500;
+
+fn fs_error(e: RouterError) -> FsError {
+    match e {
+        RouterError::Fs(e) => e,
+        RouterError::MountTable(e) => FsError::InvalidArgument(e.to_string()),
+    }
+}
+
+/// The federation as the routers last told this client, kept current by a
+/// background task (stopped when the watch is dropped).
+pub struct FederationWatch {
+    current: watch::Receiver<Arc<Federation>>,
+    poller: tokio::task::JoinHandle<()>,
+}
+
+impl FederationWatch {
+    /// Fetch the federation from the routers `routers`
+    /// (`raftfs://host:port,...`) and keep it current.
+    pub async fn start(routers: &str, tls: &ClientTls) -> Result<FederationWatch, FsError> {
+        let addrs = crate::uri::parse_fs(routers)?;
+        let client = RouterAdminClient::new(addrs, tls.dialer()?).map_err(fs_error)?;
+        let first = client.federation(0, 0).await.map_err(fs_error)?.federation;
+        let (tx, current) = watch::channel(Arc::new(first));
+        let poller = tokio::spawn(async move {
+            loop {
+                let have = tx.borrow().version();
+                match client.federation(have, MAX_FEDERATION_WAIT_MS).await {
+                    Ok(r) if r.federation.version() > have => {
+                        tracing::debug!(version = r.federation.version(), "federation changed");
+                        tx.send_replace(Arc::new(r.federation));
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::debug!(error = %e, "federation poll");
+                        tokio::time::sleep(Duration::from_millis(POLL_RETRY_PAUSE_MS)).await;
+                    }
+                }
+                if tx.is_closed() {
+                    return;
+                }
+            }
+        });
+        Ok(FederationWatch { current, poller })
+    }
+
+    /// The federation as this client knows it now.
+    pub fn current(&self) -> Arc<Federation> {
+        self.current.borrow().clone()
+    }
+
+    /// Wait until this client knows version `version` (or a later one), for
+    /// at most `timeout`.
+    pub async fn wait_for_version(&self, version: u64, timeout: Duration) -> Result<Arc<Federation>, FsError> {
+        let mut rx = self.current.clone();
+        let reached = tokio::time::timeout(timeout, async {
+            rx.wait_for(|f| f.version() >= version).await.map(|f| f.clone())
+        })
+        .await;
+        match reached {
+            Ok(Ok(f)) => Ok(f),
+            Ok(Err(_)) => Err(FsError::Unavailable("the federation watch stopped".into())),
+            Err(_) => Err(FsError::Unavailable(format!(
+                "the federation did not reach version {version} within {timeout:?} (at {})",
+                self.current.borrow().version()
+            ))),
+        }
+    }
+}
+
+impl Drop for FederationWatch {
+    fn drop(&mut self) {
+        self.poller.abort();
+    }
+}

@@ -1,0 +1,22 @@
+//! The federation as routers replicate it and clients route by it
+//! (DESIGN.md §7), with no storage engine so that the SDK can use it:
+//!
+//! * [`mount_table`]: path prefixes mapped onto (nameservice, path)
+//!   destinations, longest prefix first, with their order, read-only flag,
+//!   owner/group/mode and quotas;
+//! * [`federation`]: the registered nameservices and the mount table at a
+//!   version, changed only by [`FederationChange`]s checked whole;
+//! * [`admin`]: the `RouterAdmin` messages, and [`admin_client`], a client of
+//!   the routers that fails over between them.
+//!
+//! The routers' Raft group that replicates the federation is `raftfs_router`.
+
+pub mod admin;
+pub mod admin_client;
+pub mod error;
+pub mod federation;
+pub mod mount_table;
+
+pub use error::{MountTableError, RouterError};
+pub use federation::{Federation, FederationChange, NameserviceRecord};
+pub use mount_table::{Destination, MountEntry, MountQuota, MountTable, MountTableChange, Order};
