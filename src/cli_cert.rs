@@ -77,11 +77,16 @@ pub fn run(a: CertArgs) -> anyhow::Result<()> {
 
 /// The CA in `dir`, made for `cluster_id` if `dir` holds none yet.
 pub fn ensure_ca(dir: &Path, cluster_id: &str) -> anyhow::Result<ClusterCa> {
-    let ca = if dir.join(raftfs_trust::CA_KEY_FILE).exists() {
-        ClusterCa::load(dir)?
+    if dir.join(raftfs_trust::CA_KEY_FILE).exists() {
+        load_ca(dir, cluster_id)
     } else {
-        ClusterCa::create(dir, cluster_id)?
-    };
+        Ok(ClusterCa::create(dir, cluster_id)?)
+    }
+}
+
+/// The CA in `dir`, which must be `cluster_id`'s.
+pub fn load_ca(dir: &Path, cluster_id: &str) -> anyhow::Result<ClusterCa> {
+    let ca = ClusterCa::load(dir)?;
     if ca.cluster_id() != cluster_id {
         anyhow::bail!(
             "the CA in {} is of cluster {}, not {cluster_id}",

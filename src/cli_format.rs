@@ -137,18 +137,7 @@ pub fn run(a: FormatArgs) -> anyhow::Result<()> {
     };
     let ca = match &ca_dir {
         Some(d) if a.cluster_id.is_none() => Some(crate::cli_cert::ensure_ca(d, &v.cluster_id)?),
-        Some(d) => {
-            let ca = raftfs_trust::ClusterCa::load(d)?;
-            if ca.cluster_id() != v.cluster_id {
-                bail!(
-                    "the CA in {} is of cluster {}, not {}",
-                    d.display(),
-                    ca.cluster_id(),
-                    v.cluster_id
-                );
-            }
-            Some(ca)
-        }
+        Some(d) => Some(crate::cli_cert::load_ca(d, &v.cluster_id)?),
         None => None,
     };
     format_member(&a.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;

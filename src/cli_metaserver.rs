@@ -8,11 +8,13 @@ use anyhow::Context;
 use clap::Args;
 use serde::Deserialize;
 
+use crate::cli_node;
+
 use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
-use raftfs_trust::{BlockTokenTimes, ClientAuth, DelegationTokenTimes, NodeCredentials, NodeSecurity, PeerRole};
+use raftfs_trust::{BlockTokenTimes, DelegationTokenTimes, PeerRole};
 
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -237,39 +239,9 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
     delegation.check().map_err(anyhow::Error::msg)?;
     let version =
         layout::check(&dir, layout::NODE_TYPE_METASERVER, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
-    let listen: SocketAddr = match a.listen {
-        Some(l) => l,
-        None => {
-            let addr = version
-                .members
-                .get(&id)
-                .with_context(|| format!("member {id} has no address in VERSION"))?;
-            addr.parse()
-                .with_context(|| format!("member address {addr:?} (use --listen for a host name)"))?
-        }
-    };
-    let client_auth: ClientAuth = a.auth.as_deref().unwrap_or("simple").parse()?;
-    if client_auth == ClientAuth::Strong && a.insecure {
-        anyhow::bail!("--auth strong needs TLS (the user certificates travel in the handshake): drop --insecure");
-    }
-    let security = if a.insecure {
-        tracing::warn!("--insecure: plaintext, and no caller is checked");
-        NodeSecurity::insecure()
-    } else {
-        let tls_dir = a.tls_dir.clone().unwrap_or_else(|| dir.join("tls"));
-        let creds = NodeCredentials::load(&tls_dir).map_err(|e| {
-            anyhow::anyhow!("this member's TLS credentials: {e} (or run with --insecure on a trusted network)")
-        })?;
-        let me = creds.identity();
-        if me.role != PeerRole::Member || me.id != id.to_string() || me.cluster_id != version.cluster_id {
-            anyhow::bail!(
-                "{} holds the certificate of {me}, not of member {id} of cluster {}",
-                tls_dir.display(),
-                version.cluster_id
-            );
-        }
-        NodeSecurity::tls(&creds)
-    };
+    let listen = cli_node::listen_addr(a.listen, &version, PeerRole::Member)?;
+    let client_auth = cli_node::client_auth(a.auth.as_deref(), a.insecure)?;
+    let security = cli_node::node_security(&dir, a.tls_dir.as_deref(), a.insecure, PeerRole::Member, &version)?;
     let listener = server::bind(listen)
         .await
         .with_context(|| format!("listen on {listen}"))?;

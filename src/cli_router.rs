@@ -12,7 +12,7 @@ use raftfs_raft::health::HealthConfig;
 use raftfs_raft::layout::{self, VersionFile, LAYOUT_VERSION, NODE_TYPE_ROUTER};
 use raftfs_raft::{RaftTimings, MOUNT_TABLE_GROUP_ID};
 use raftfs_router::server::{self, RouterConfig, RouterNode};
-use raftfs_trust::{ClientAuth, NodeCredentials, NodeSecurity, PeerRole};
+use raftfs_trust::PeerRole;
 
 /// The name of the routers' Raft group (openraft's cluster name).
 const ROUTER_GROUP_NAME: &str = "routers";
@@ -134,18 +134,7 @@ fn format(a: RouterFormatArgs) -> anyhow::Result<()> {
         join: false,
     };
     let ca = match &a.ca_dir {
-        Some(d) => {
-            let ca = raftfs_trust::ClusterCa::load(d)?;
-            if ca.cluster_id() != v.cluster_id {
-                bail!(
-                    "the CA in {} is of cluster {}, not {}",
-                    d.display(),
-                    ca.cluster_id(),
-                    v.cluster_id
-                );
-            }
-            Some(ca)
-        }
+        Some(d) => Some(crate::cli_cert::load_ca(d, &v.cluster_id)?),
         None => None,
     };
     layout::format(&a.dir, &v).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -174,38 +163,9 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
         ..d
     };
     let version = layout::check(&dir, NODE_TYPE_ROUTER, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
-    let listen: SocketAddr = match a.listen {
-        Some(l) => l,
-        None => {
-            let addr = version
-                .members
-                .get(&id)
-                .with_context(|| format!("router {id} has no address in VERSION"))?;
-            addr.parse()
-                .with_context(|| format!("router address {addr:?} (use --listen for a host name)"))?
-        }
-    };
-    let client_auth: ClientAuth = a.auth.as_deref().unwrap_or("simple").parse()?;
-    if client_auth == ClientAuth::Strong && a.insecure {
-        bail!("--auth strong needs TLS: drop --insecure");
-    }
-    let security = if a.insecure {
-        tracing::warn!("--insecure: plaintext, and no caller is checked");
-        NodeSecurity::insecure()
-    } else {
-        let tls_dir = a.tls_dir.clone().unwrap_or_else(|| dir.join("tls"));
-        let creds = NodeCredentials::load(&tls_dir)
-            .map_err(|e| anyhow::anyhow!("this router's TLS credentials: {e} (or run with --insecure)"))?;
-        let me = creds.identity();
-        if me.role != PeerRole::Router || me.id != id.to_string() || me.cluster_id != version.cluster_id {
-            bail!(
-                "{} holds the certificate of {me}, not of router {id} of cluster {}",
-                tls_dir.display(),
-                version.cluster_id
-            );
-        }
-        NodeSecurity::tls(&creds)
-    };
+    let listen = crate::cli_node::listen_addr(a.listen, &version, PeerRole::Router)?;
+    let client_auth = crate::cli_node::client_auth(a.auth.as_deref(), a.insecure)?;
+    let security = crate::cli_node::node_security(&dir, a.tls_dir.as_deref(), a.insecure, PeerRole::Router, &version)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("listen on {listen}"))?;

@@ -201,6 +201,17 @@ pub async fn monitor_health<C, SM, F, Fut>(
     }
 }
 
+/// Stop a member's background tasks and wait until they are gone (they may
+/// hold what a reopen in the same process must find closed).
+pub async fn stop_tasks(tasks: Vec<tokio::task::JoinHandle<()>>) {
+    for t in &tasks {
+        t.abort();
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+}
+
 /// Take a snapshot every `secs` if entries were applied since the last one
 /// (the time half of HDFS's checkpoint trigger; the entry count half is
 /// openraft's snapshot policy).

@@ -13,9 +13,11 @@
 //!   service, which check the group and the peer's certificate role.
 //! * [`group`]: the group's lifecycle: the openraft config from
 //!   [`RaftTimings`], bootstrap, the health monitor, timed snapshots.
+//! * [`client_errors`]: openraft's answers to a client write as `FsError`.
 //! * [`health`]: a member's own checks (disk space, log fsyncs).
 //! * [`layout`]: a member's directory and its identity file (VERSION).
 
+pub mod client_errors;
 pub mod framed;
 pub mod group;
 pub mod health;
@@ -30,5 +32,5 @@ pub mod snapshot_stream;
 pub use group::RaftTimings;
 pub use log_store::{IoStats, LogStore, ENV_SLOW_DISK_FILE};
 pub use network::{GroupConfig, NetworkFactory, RaftGroup, MOUNT_TABLE_GROUP_ID};
-pub use service::RaftService;
+pub use service::{RaftService, ServeError};
 pub use snapshot::{Manifest, SnapshotDir, Snapshots};

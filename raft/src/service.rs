@@ -19,7 +19,7 @@ use raftfs_proto::pb;
 use raftfs_trust::{PeerRole, ServerSecurity};
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::network::{decode, encode, GroupConfig, RaftGroup, SNAPSHOT_CHUNKS_IN_FLIGHT};
+use crate::network::{decode, encode, GroupConfig, RaftGroup, MAX_RAFT_MESSAGE_BYTES, SNAPSHOT_CHUNKS_IN_FLIGHT};
 use crate::snapshot::{Manifest, SnapshotDir, Snapshots};
 use crate::snapshot_stream::SnapshotWriter;
 
@@ -35,7 +35,26 @@ pub struct RaftService<C: GroupConfig, SM: RaftStateMachine<C>> {
     pub security: ServerSecurity,
 }
 
+/// Why a member's gRPC server (a nameservice member's or a router's)
+/// stopped or could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The member's TLS settings do not make a server (a bad key, say).
+    #[error("TLS: {0}")]
+    Tls(#[from] raftfs_trust::TrustError),
+    #[error("gRPC server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
 impl<C: GroupConfig, SM: RaftStateMachine<C, SnapshotData = SnapshotDir<C>>> RaftService<C, SM> {
+    /// The tonic server of this service, taking messages up to
+    /// [`MAX_RAFT_MESSAGE_BYTES`] either way.
+    pub fn into_server(self) -> pb::raft_server::RaftServer<Self> {
+        pb::raft_server::RaftServer::new(self)
+            .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES)
+    }
+
     /// The request's openraft message, if it comes from this member's group.
     fn parse<T: DeserializeOwned>(&self, req: tonic::Request<pb::RaftMessage>, rpc: &str) -> Result<T, tonic::Status> {
         self.security.require(&req, self.peer_role, rpc)?;

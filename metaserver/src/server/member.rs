@@ -359,7 +359,7 @@ impl Member {
     /// Address of member `id`: from the latest membership (which knows
     /// members added since format), else from VERSION.
     pub fn addr_of(&self, id: u64) -> Option<String> {
-        member_addr(&self.raft, &self.addrs, id)
+        group::member_addr(&self.raft, &self.addrs, id)
     }
 
     /// Execute one call as [`Member::call`] does, serving a read where `mode`
@@ -557,12 +557,7 @@ impl Member {
     /// the store, which a reopen in this process must find closed) and Raft.
     pub async fn shutdown(&self) {
         let tasks: Vec<_> = self.tasks.lock().drain(..).collect();
-        for t in &tasks {
-            t.abort();
-        }
-        for t in tasks {
-            let _ = t.await;
-        }
+        group::stop_tasks(tasks).await;
         self.data.writes.shutdown().await;
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "shut down raft");
@@ -581,12 +576,6 @@ pub(crate) fn read_option() -> LinearizerOption {
 /// Write VERSION for one member of a new nameservice.
 pub fn format_member(dir: &Path, v: &VersionFile) -> Result<(), FsError> {
     layout::format(dir, v).map_err(|e| FsError::InvalidArgument(e.to_string()))
-}
-
-/// Address of member `id`: from the latest membership `raft` knows (members
-/// added since format), else from `version_addrs` (VERSION).
-pub(crate) fn member_addr(raft: &Raft, version_addrs: &BTreeMap<u64, String>, id: u64) -> Option<String> {
-    group::member_addr(raft, version_addrs, id)
 }
 
 /// How long the monitor waits for a follower to report its health.

@@ -29,21 +29,11 @@ pub use member::{format_member, Member, MemberConfig, RaftTimings, StoreKind};
 use raftfs_proto::limits::MAX_RPC_BYTES;
 use raftfs_proto::pb;
 
-use crate::raft::network::MAX_RAFT_MESSAGE_BYTES;
 use crate::raft::RaftService;
+pub use raftfs_raft::ServeError;
 
 /// Most concurrent streams one client connection may open.
 pub const MAX_CONCURRENT_STREAMS_PER_CONNECTION: u32 = 1024;
-
-/// Why a member's server stopped or could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    /// The member's TLS settings do not make a server (a bad key, say).
-    #[error("TLS: {0}")]
-    Tls(#[from] raftfs_trust::TrustError),
-    #[error("gRPC server: {0}")]
-    Transport(#[from] tonic::transport::Error),
-}
 
 /// Serve `member` on `listener` until `shutdown` resolves: mutual TLS with
 /// the member's certificate unless it runs `--insecure`.
@@ -60,15 +50,14 @@ pub async fn serve(
     ))
     .max_decoding_message_size(MAX_RPC_BYTES)
     .max_encoding_message_size(MAX_RPC_BYTES);
-    let raft = pb::raft_server::RaftServer::new(RaftService {
+    let raft = RaftService {
         raft: member.raft.clone(),
         snapshots: member.snapshots(),
         group: member.raft_group(),
         peer_role: raftfs_trust::PeerRole::Member,
         security: member.security.server.clone(),
-    })
-    .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
-    .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES);
+    }
+    .into_server();
     // The builder's tcp_nodelay applies only to listeners it binds itself:
     // set it on our incoming sockets too, or Nagle + delayed ACK add ~40 ms
     // to every small RPC.

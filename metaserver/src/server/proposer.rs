@@ -7,48 +7,18 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use openraft::async_runtime::WatchReceiver;
-use openraft::errors::{ClientWriteError, ForwardToLeader, RaftError};
 use openraft::impls::ProgressResponder;
 use openraft::ServerState;
 
 use raftfs_proto::{FsError, LeaderHint};
+use raftfs_raft::client_errors::client_write_error;
+pub(crate) use raftfs_raft::client_errors::{not_leader as hint, write_error};
 
 use crate::exec::batcher::Proposer;
 use crate::exec::pipeline::WritePipeline;
 use crate::namespace::apply::WriteResults;
 use crate::namespace::Command;
 use crate::raft::{Raft, TypeConfig};
-
-/// Where the leader is, from a ForwardToLeader.
-pub(crate) fn hint(f: &ForwardToLeader<TypeConfig>) -> FsError {
-    FsError::NotLeader {
-        leader: match (f.leader_id, &f.leader_node) {
-            (Some(id), Some(n)) => Some(LeaderHint {
-                member_id: id,
-                addr: n.addr.clone(),
-            }),
-            _ => None,
-        },
-    }
-}
-
-fn client_write_error(e: ClientWriteError<TypeConfig>) -> FsError {
-    match e {
-        ClientWriteError::ForwardToLeader(f) => hint(&f),
-        ClientWriteError::LogEntryDiscarded(f) => {
-            tracing::debug!(?f, "proposal discarded by a leader change");
-            FsError::Unavailable("leadership changed before the call was committed; retry".into())
-        }
-        e => FsError::Internal(e.to_string()),
-    }
-}
-
-pub(crate) fn write_error(e: RaftError<TypeConfig, ClientWriteError<TypeConfig>>) -> FsError {
-    match e {
-        RaftError::APIError(e) => client_write_error(e),
-        RaftError::Fatal(f) => FsError::Unavailable(format!("member stopped: {f}")),
-    }
-}
 
 /// Proposes through this member's Raft node.
 pub struct RaftProposer {

@@ -97,7 +97,7 @@ impl IndexSource for RemoteReadIndex {
             .borrow_watched()
             .current_leader
             .ok_or_else(|| FsError::Unavailable("no leader known for a linearizable read".into()))?;
-        let addr = super::member::member_addr(&self.raft, &self.addrs, leader)
+        let addr = raftfs_raft::group::member_addr(&self.raft, &self.addrs, leader)
             .map(|a| super::failpoint::peer_route(leader, &a))
             .ok_or_else(|| FsError::Unavailable(format!("no address for leader {leader}")))?;
         let channel = {

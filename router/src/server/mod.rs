@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use raftfs_proto::limits::MAX_RPC_BYTES;
 use raftfs_proto::{codec, pb};
-use raftfs_raft::network::MAX_RAFT_MESSAGE_BYTES;
-use raftfs_raft::RaftService;
+use raftfs_raft::{RaftService, ServeError};
 use raftfs_trust::{Dialer, PeerRole};
 
 pub use node::{RouterConfig, RouterNode};
@@ -21,15 +20,6 @@ use crate::group::{MountTableConfig, MountTableStateMachine};
 
 /// How long the health monitor waits for a peer router's status.
 const PEER_STATUS_TIMEOUT_MS: u64 = 500;
-
-/// Why a router's server stopped or could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error("TLS: {0}")]
-    Tls(#[from] raftfs_trust::TrustError),
-    #[error("gRPC server: {0}")]
-    Transport(#[from] tonic::transport::Error),
-}
 
 /// Serve `node` on `listener` until `shutdown` resolves.
 pub async fn serve(
@@ -40,15 +30,14 @@ pub async fn serve(
     let admin = pb::router_admin_server::RouterAdminServer::new(service::RouterAdminService { node: node.clone() })
         .max_decoding_message_size(MAX_RPC_BYTES)
         .max_encoding_message_size(MAX_RPC_BYTES);
-    let raft = pb::raft_server::RaftServer::new(RaftService::<MountTableConfig, MountTableStateMachine> {
+    let raft = RaftService::<MountTableConfig, MountTableStateMachine> {
         raft: node.raft.clone(),
         snapshots: node.snapshots(),
         group: node.raft_group(),
         peer_role: PeerRole::Router,
         security: node.security.server.clone(),
-    })
-    .max_decoding_message_size(MAX_RAFT_MESSAGE_BYTES)
-    .max_encoding_message_size(MAX_RAFT_MESSAGE_BYTES);
+    }
+    .into_server();
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     node.security
         .server

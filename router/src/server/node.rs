@@ -11,9 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use openraft::async_runtime::WatchReceiver;
-use openraft::errors::{ClientWriteError, RaftError};
 use parking_lot::{Mutex, RwLock};
-use raftfs_proto::{FsError, LeaderHint};
+use raftfs_proto::FsError;
 use raftfs_raft::group::{self, initialize_if_first};
 use raftfs_raft::health::{Health, HealthChecks, HealthConfig};
 use raftfs_raft::layout::{self, VersionFile, NODE_TYPE_ROUTER};
@@ -23,9 +22,7 @@ use raftfs_trust::{ClientAuth, NodeSecurity, PeerRole};
 use crate::admin::{RouterStatus, MAX_FEDERATION_WAIT_MS};
 use crate::error::RouterError;
 use crate::federation::{Federation, FederationChange};
-use crate::group::{
-    FederationCommand, FederationView, LogStore, MountTableConfig, MountTableRaft, MountTableStateMachine, Snapshots,
-};
+use crate::group::{FederationCommand, FederationView, LogStore, MountTableRaft, MountTableStateMachine, Snapshots};
 
 /// How a router runs.
 #[derive(Debug, Clone)]
@@ -54,25 +51,6 @@ pub struct RouterNode {
 
 fn fs(e: FsError) -> RouterError {
     RouterError::Fs(e)
-}
-
-fn write_error(e: RaftError<MountTableConfig, ClientWriteError<MountTableConfig>>) -> RouterError {
-    fs(match e {
-        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => FsError::NotLeader {
-            leader: match (f.leader_id, &f.leader_node) {
-                (Some(id), Some(n)) => Some(LeaderHint {
-                    member_id: id,
-                    addr: n.addr.clone(),
-                }),
-                _ => None,
-            },
-        },
-        RaftError::APIError(ClientWriteError::LogEntryDiscarded(_)) => {
-            FsError::Unavailable("leadership changed before the change was committed; retry".into())
-        }
-        RaftError::APIError(e) => FsError::Internal(e.to_string()),
-        RaftError::Fatal(f) => FsError::Unavailable(format!("router stopped: {f}")),
-    })
 }
 
 impl RouterNode {
@@ -159,7 +137,11 @@ impl RouterNode {
             change,
             by: user.to_string(),
         };
-        let r = self.raft.client_write(cmd).await.map_err(write_error)?;
+        let r = self
+            .raft
+            .client_write(cmd)
+            .await
+            .map_err(|e| fs(raftfs_raft::client_errors::write_error(e)))?;
         match r.data.result {
             Some(Ok(version)) => Ok(version),
             Some(Err(e)) => Err(RouterError::MountTable(e)),
@@ -203,12 +185,7 @@ impl RouterNode {
     /// Stop the background tasks and Raft.
     pub async fn shutdown(&self) {
         let tasks: Vec<_> = self.tasks.lock().drain(..).collect();
-        for t in &tasks {
-            t.abort();
-        }
-        for t in tasks {
-            let _ = t.await;
-        }
+        group::stop_tasks(tasks).await;
         if let Err(e) = self.raft.shutdown().await {
             tracing::warn!(error = %e, "shut down raft");
         }

@@ -1,0 +1,64 @@
+//! What starting a node of a Raft group shares, whether a nameservice
+//! member (`raftfs metaserver`) or a router (`raftfs router run`): the
+//! address it listens on, how it authenticates clients, and the TLS
+//! identity it proves (checked to be its own before it serves).
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use raftfs_raft::layout::VersionFile;
+use raftfs_trust::{ClientAuth, NodeCredentials, NodeSecurity, PeerRole};
+
+/// `listen`, else this node's address in VERSION.
+pub fn listen_addr(listen: Option<SocketAddr>, version: &VersionFile, role: PeerRole) -> anyhow::Result<SocketAddr> {
+    if let Some(l) = listen {
+        return Ok(l);
+    }
+    let (id, what) = (version.member_id, role.as_str());
+    let addr = version
+        .members
+        .get(&id)
+        .with_context(|| format!("{what} {id} has no address in VERSION"))?;
+    addr.parse()
+        .with_context(|| format!("{what} address {addr:?} (use --listen for a host name)"))
+}
+
+/// `--auth` (default `simple`); `strong` needs TLS.
+pub fn client_auth(auth: Option<&str>, insecure: bool) -> anyhow::Result<ClientAuth> {
+    let client_auth: ClientAuth = auth.unwrap_or("simple").parse()?;
+    if client_auth == ClientAuth::Strong && insecure {
+        bail!("--auth strong needs TLS (the user certificates travel in the handshake): drop --insecure");
+    }
+    Ok(client_auth)
+}
+
+/// Plaintext for `--insecure`; otherwise TLS with the credentials in
+/// `tls_dir` (default `DIR/tls`), which must be this node's: `role`, its
+/// id and its cluster.
+pub fn node_security(
+    dir: &Path,
+    tls_dir: Option<&Path>,
+    insecure: bool,
+    role: PeerRole,
+    version: &VersionFile,
+) -> anyhow::Result<NodeSecurity> {
+    if insecure {
+        tracing::warn!("--insecure: plaintext, and no caller is checked");
+        return Ok(NodeSecurity::insecure());
+    }
+    let (id, what) = (version.member_id, role.as_str());
+    let tls_dir = tls_dir.map_or_else(|| dir.join("tls"), Path::to_path_buf);
+    let creds = NodeCredentials::load(&tls_dir).map_err(|e| {
+        anyhow::anyhow!("this {what}'s TLS credentials: {e} (or run with --insecure on a trusted network)")
+    })?;
+    let me = creds.identity();
+    if me.role != role || me.id != id.to_string() || me.cluster_id != version.cluster_id {
+        bail!(
+            "{} holds the certificate of {me}, not of {what} {id} of cluster {}",
+            tls_dir.display(),
+            version.cluster_id
+        );
+    }
+    Ok(NodeSecurity::tls(&creds))
+}
