@@ -94,6 +94,10 @@ pub struct RouterRunArgs {
     /// carries is trusted) or strong (a user certificate; needs TLS).
     #[arg(long)]
     auth: Option<String>,
+    /// Refuse client calls (safe mode) after this long out of touch with
+    /// the routers' quorum, rather than route by a table that may be stale.
+    #[arg(long = "safe-mode-after-ms", default_value_t = server::DEFAULT_SAFE_MODE_AFTER_MS)]
+    safe_mode_after_ms: u64,
 }
 
 /// Log entries between the mount table's snapshots by default (the table is small).
@@ -177,6 +181,7 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
         expect_cluster_id: a.cluster_id,
         security,
         client_auth,
+        safe_mode_after_ms: a.safe_mode_after_ms,
     };
     let node = Arc::new(
         RouterNode::open(&cfg)

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use raftfs_proto::{pb, Permission};
+use raftfs_router::admin::SafeModeAction;
 use raftfs_router::admin_client::RouterAdminClient;
 use raftfs_router::federation::{FederationChange, NameserviceRecord};
 use raftfs_router::mount_table::{Destination, MountEntry, MountQuota, MountTableChange, Order};
@@ -22,6 +23,7 @@ pub const USAGE: &str = "Usage: raftfs routeradmin [--router raftfs://host:port,
 \t[-addNameservice <nameservice> raftfs://host:port,...]
 \t[-removeNameservice <nameservice>]
 \t[-listNameservices]
+\t[-safemode enter | leave | get]
 \t[-status]";
 
 /// Exit status for a usage error, as the Hadoop tools give.
@@ -224,6 +226,10 @@ async fn federation(router: &str) -> Result<raftfs_router::Federation, i32> {
 }
 
 pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
+    if matches!(args.first().map(String::as_str), Some("-help" | "-h" | "--help")) {
+        println!("{USAGE}");
+        return 0;
+    }
     let Some(router) = router else {
         return usage("pass --router or set RAFTFS_ROUTER");
     };
@@ -404,6 +410,34 @@ pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>
             }
             Err(code) => code,
         },
+        "-safemode" if args.len() == 2 => {
+            let action = match args[1].as_str() {
+                "enter" => SafeModeAction::Enter,
+                "leave" => SafeModeAction::Leave,
+                "get" => SafeModeAction::Get,
+                other => return usage(&format!("-safemode takes enter, leave or get, not {other}")),
+            };
+            let client = match connect(&router) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("routeradmin: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            // Safe mode is each router's own: every router named is asked.
+            let mut status = 0;
+            for addr in raftfs_client::uri::parse_fs(&router).unwrap_or_default() {
+                match client.safe_mode(&addr, &me, action).await {
+                    Ok(None) => println!("{addr}: Safe Mode: OFF"),
+                    Ok(Some(why)) => println!("{addr}: Safe Mode: ON ({why})"),
+                    Err(e) => {
+                        eprintln!("routeradmin: {addr}: {e}");
+                        status = 1;
+                    }
+                }
+            }
+            status
+        }
         "-status" if args.len() == 1 => {
             let client = match connect(&router) {
                 Ok(c) => c,
@@ -417,14 +451,15 @@ pub async fn run(router: Option<String>, user: Option<String>, args: Vec<String>
             for addr in addrs {
                 match client.status(&addr).await {
                     Ok(s) => println!(
-                        "{addr}: router {} {} term {} leader {} applied {} version {} {}",
+                        "{addr}: router {} {} term {} leader {} applied {} version {} {}{}",
                         s.router_id,
                         s.state.to_uppercase(),
                         s.term,
                         s.leader.map_or("-".into(), |l| l.to_string()),
                         s.applied_index,
                         s.version,
-                        s.health
+                        s.health,
+                        s.safe_mode.map(|why| format!(" SAFEMODE: {why}")).unwrap_or_default()
                     ),
                     Err(e) => {
                         println!("{addr}: {e}");

@@ -8,176 +8,15 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{free_ports, Cluster, BIN};
-use raftfs_router::admin_client::RouterAdminClient;
+use common::routers::Routers;
+use common::{Cluster, BIN};
 
 /// The bound this suite holds routers to: a change acknowledged by the
 /// leader is applied by every live router within this long (docs/architecture.md).
 const PROPAGATION_BOUND_MS: u64 = 1_000;
-
-struct Routers {
-    cluster_ca: PathBuf,
-    root: PathBuf,
-    addrs: Vec<String>,
-    children: Vec<Option<Child>>,
-}
-
-impl Routers {
-    /// Format and start `n` routers of `cluster`'s ClusterID, certified by its CA.
-    fn start(cluster: &Cluster, n: usize) -> Routers {
-        let root = cluster.root.path().join("routers");
-        let addrs: Vec<String> = free_ports(n).iter().map(|p| format!("127.0.0.1:{p}")).collect();
-        let spec: Vec<String> = addrs
-            .iter()
-            .enumerate()
-            .map(|(i, a)| format!("{}={a}", i + 1))
-            .collect();
-        for i in 1..=n {
-            let out = Command::new(BIN)
-                .args(["router", "format", "--id", &i.to_string(), "--routers", &spec.join(",")])
-                .args(["--cluster-id", &cluster.ids.0, "--superuser", "hdfs"])
-                .arg("--ca-dir")
-                .arg(cluster.ca_dir())
-                .arg("--dir")
-                .arg(root.join(format!("r{i}")))
-                .output()
-                .expect("run raftfs router format");
-            assert!(
-                out.status.success(),
-                "format router {i}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let mut r = Routers {
-            cluster_ca: cluster.ca_cert(),
-            root,
-            addrs,
-            children: (0..n).map(|_| None).collect(),
-        };
-        for i in 1..=n {
-            r.start_router(i);
-        }
-        r
-    }
-
-    fn start_router(&mut self, i: usize) {
-        let log = std::fs::File::create(self.root.join(format!("r{i}.log"))).expect("router log");
-        let child = Command::new(BIN)
-            .args(["router", "run", "--id", &i.to_string()])
-            .arg("--dir")
-            .arg(self.root.join(format!("r{i}")))
-            .args(["--heartbeat-ms", "50", "--election-timeout-min-ms", "150"])
-            .args(["--election-timeout-max-ms", "400"])
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start router");
-        self.children[i - 1] = Some(child);
-    }
-
-    fn kill(&mut self, i: usize) {
-        if let Some(mut c) = self.children[i - 1].take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    fn uri(&self, only: Option<usize>) -> String {
-        match only {
-            Some(i) => format!("raftfs://{}", self.addrs[i - 1]),
-            None => format!("raftfs://{}", self.addrs.join(",")),
-        }
-    }
-
-    /// `raftfs routeradmin --router <routers> --user USER ARGS`.
-    fn admin(&self, user: &str, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(BIN)
-            .env(raftfs_client::CA_ENV, &self.cluster_ca)
-            .args(["routeradmin", "--router", &self.uri(None), "--user", user])
-            .args(args)
-            .output()
-            .expect("run raftfs routeradmin");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into(),
-            String::from_utf8_lossy(&out.stderr).into(),
-        )
-    }
-
-    /// Like `admin`, asserting success; returns stdout.
-    fn admin_ok(&self, args: &[&str]) -> String {
-        let (code, out, err) = self.admin("hdfs", args);
-        assert_eq!(code, 0, "routeradmin {args:?}: {out}{err}\n{}", self.logs());
-        out
-    }
-
-    fn client(&self, i: usize) -> RouterAdminClient {
-        let dialer = raftfs_client::ClientTls::CaFile(self.cluster_ca.clone())
-            .dialer()
-            .expect("the cluster CA");
-        RouterAdminClient::new(vec![self.addrs[i - 1].clone()], dialer).expect("router client")
-    }
-
-    /// Wait until every live router has applied `version`; how long it took.
-    async fn wait_version(&self, version: u64) -> Duration {
-        let started = Instant::now();
-        for i in 1..=self.addrs.len() {
-            if self.children[i - 1].is_none() {
-                continue;
-            }
-            let r = self
-                .client(i)
-                .federation(version - 1, 5_000)
-                .await
-                .unwrap_or_else(|e| panic!("router {i}: {e}"));
-            assert!(
-                r.federation.version() >= version,
-                "router {i} is at version {} after waiting for {version}",
-                r.federation.version()
-            );
-        }
-        started.elapsed()
-    }
-
-    async fn version(&self) -> u64 {
-        let c = RouterAdminClient::new(
-            self.addrs.clone(),
-            raftfs_client::ClientTls::CaFile(self.cluster_ca.clone())
-                .dialer()
-                .unwrap(),
-        )
-        .unwrap();
-        c.federation(0, 0).await.expect("the federation").federation.version()
-    }
-
-    fn logs(&self) -> String {
-        let mut s = String::new();
-        for i in 1..=self.addrs.len() {
-            let text = std::fs::read_to_string(self.root.join(format!("r{i}.log"))).unwrap_or_default();
-            s.push_str(&format!("--- router {i} ---\n"));
-            for l in text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev() {
-                s.push_str(l);
-                s.push('\n');
-            }
-        }
-        s
-    }
-}
-
-impl Drop for Routers {
-    fn drop(&mut self) {
-        for i in 1..=self.children.len() {
-            self.kill(i);
-        }
-        if std::thread::panicking() {
-            eprintln!("{}", self.logs());
-        }
-    }
-}
 
 /// The version a successful change printed.
 fn printed_version(out: &str) -> u64 {
@@ -275,7 +114,17 @@ async fn mount_table_changes_reach_every_router_and_bad_ones_change_nothing() {
         ls.contains("[NsQuota: 100, SsQuota: 1073741824]") && ls.contains(" true "),
         "{ls}"
     );
+    // The quota lives on the destination, where ns1 enforces it exactly.
+    let (code, q, err) = cluster.dfs("hdfs", &["-count", "-q", "/data"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        q.split_whitespace().next(),
+        Some("100"),
+        "ns1's /data has the quota: {q}"
+    );
     routers.admin_ok(&["-clrQuota", "/data"]);
+    let (_, q, _) = cluster.dfs("hdfs", &["-count", "-q", "/data"]);
+    assert_eq!(q.split_whitespace().next(), Some("none"), "cleared in ns1 too: {q}");
     routers.admin_ok(&["-nameservice", "disable", "ns1"]);
     assert_eq!(routers.admin_ok(&["-getDisabledNameservices"]).trim(), "ns1");
     routers.admin_ok(&["-nameservice", "enable", "ns1"]);

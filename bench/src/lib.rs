@@ -21,6 +21,9 @@
 //! `snapshot` times checkpoints (take, install, restart) at a large namespace.
 //! `faults` runs a nameservice of real processes under random faults and
 //! checks the clients' history for linearizability and lost or doubled ops.
+//! `mounttable` times resolving paths through a large mount table;
+//! `federation` compares getFileInfo through a router with direct calls,
+//! and two nameservices under load at once with one alone.
 //! `compare` runs the matrix of stores and execution modes at every level,
 //! interleaved, and prints one table.
 
@@ -29,6 +32,7 @@ mod datapath;
 mod delete;
 mod failover;
 pub mod faults;
+mod federation;
 mod localns;
 mod mounttable;
 mod names;
@@ -70,6 +74,8 @@ pub enum BenchCmd {
     Compare(compare::CompareArgs),
     /// Resolving paths through a mount table of 10,000 entries, as the SDK does per call.
     Mounttable(mounttable::MountTableArgs),
+    /// getFileInfo through a router vs direct, and two nameservices under load at once vs one alone (starts its own cluster).
+    Federation(federation::FederationArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -84,5 +90,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Compare(a) => compare::run(a).await,
         BenchCmd::Delete(a) => delete::run(a).await,
         BenchCmd::Mounttable(a) => mounttable::run(a),
+        BenchCmd::Federation(a) => federation::run(a).await,
     }
 }

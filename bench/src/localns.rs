@@ -44,6 +44,17 @@ pub struct LocalNameservice {
     extra_args: Vec<String>,
     /// Plaintext with no certificate checks (`--insecure`), for comparisons.
     insecure: bool,
+    /// The cluster's ClusterID (empty for an insecure one).
+    pub cluster_id: String,
+    /// The CA of the cluster a sibling joined ([`LocalNameservice::format_sibling`]).
+    ca_from: Option<PathBuf>,
+}
+
+/// A new nameservice's place in an existing cluster.
+struct Sibling {
+    cluster_id: String,
+    ca_dir: PathBuf,
+    nameservice: String,
 }
 
 impl LocalNameservice {
@@ -63,6 +74,33 @@ impl LocalNameservice {
         superuser: &str,
         insecure: bool,
     ) -> anyhow::Result<LocalNameservice> {
+        LocalNameservice::format_inner(n, store, extra_args, superuser, insecure, None)
+    }
+
+    /// Another nameservice of this one's cluster (its ClusterID and CA; a
+    /// new NamespaceID and BlockPoolID), named `name`, of `n` members,
+    /// formatted and not started, with the same store and arguments.
+    pub fn format_sibling(&self, n: u64, name: &str, superuser: &str) -> anyhow::Result<LocalNameservice> {
+        if self.insecure {
+            bail!("an insecure nameservice has no CA to share");
+        }
+        let sibling = Sibling {
+            cluster_id: self.cluster_id.clone(),
+            ca_dir: self.ca_dir(),
+            nameservice: name.to_string(),
+        };
+        let extra = self.extra_args.join(" ");
+        LocalNameservice::format_inner(n, &self.store, &extra, superuser, false, Some(sibling))
+    }
+
+    fn format_inner(
+        n: u64,
+        store: &str,
+        extra_args: &str,
+        superuser: &str,
+        insecure: bool,
+        sibling: Option<Sibling>,
+    ) -> anyhow::Result<LocalNameservice> {
         let exe = std::env::current_exe().context("find the raftfs binary")?;
         let root = tempfile::tempdir()?;
         let mut members = Vec::new();
@@ -77,16 +115,26 @@ impl LocalNameservice {
             });
         }
         let spec: Vec<String> = members.iter().map(|m| format!("{}={}", m.id, m.addr)).collect();
-        let mut ids: Vec<String> = if insecure {
-            vec!["--insecure".into()]
-        } else {
-            Vec::new()
+        let mut ids: Vec<String> = match (&sibling, insecure) {
+            (_, true) => vec!["--insecure".into()],
+            (Some(s), false) => vec![
+                "--cluster-id".into(),
+                s.cluster_id.clone(),
+                "--ca-dir".into(),
+                s.ca_dir.display().to_string(),
+            ],
+            (None, false) => Vec::new(),
+        };
+        let name_args: Vec<String> = match &sibling {
+            Some(s) => vec!["--nameservice".into(), s.nameservice.clone()],
+            None => Vec::new(),
         };
         for m in &members {
             let out = Command::new(&exe)
                 .args(["format", "--member-id", &m.id.to_string(), "--members", &spec.join(",")])
                 .args(["--superuser", superuser])
                 .args(&ids)
+                .args(&name_args)
                 .arg("--dir")
                 .arg(&m.dir)
                 .output()
@@ -107,6 +155,12 @@ impl LocalNameservice {
                     .collect();
             }
         }
+        let cluster_id = ids
+            .iter()
+            .position(|a| a == "--cluster-id")
+            .and_then(|i| ids.get(i + 1))
+            .cloned()
+            .unwrap_or_default();
         Ok(LocalNameservice {
             exe,
             root,
@@ -114,12 +168,15 @@ impl LocalNameservice {
             store: store.to_string(),
             extra_args: extra_args.split_whitespace().map(str::to_string).collect(),
             insecure,
+            cluster_id,
+            ca_from: sibling.map(|s| s.ca_dir),
         })
     }
 
-    /// The cluster CA's directory (made by the first member's format).
+    /// The cluster CA's directory (made by the first member's format, or
+    /// the cluster's a sibling joined).
     pub fn ca_dir(&self) -> PathBuf {
-        self.members[0].dir.join("ca")
+        self.ca_from.clone().unwrap_or_else(|| self.members[0].dir.join("ca"))
     }
 
     /// How a client of this nameservice verifies it.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::Stream;
-use raftfs_trust::{Dialer, PeerRole};
+use raftfs_trust::Dialer;
 use rand::Rng;
 use tonic::transport::Channel;
 
@@ -54,8 +54,12 @@ pub(crate) struct Core {
     /// Writers open now; the lease renewer runs while there are any.
     pub(crate) open_writers: AtomicUsize,
     pub(crate) renewer: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    /// The nameservice's block pool id, once learned.
+    /// The nameservice's block pool id, once learned (never through a
+    /// router, whose files live in many block pools).
     pool_id: Mutex<Option<String>>,
+    /// Whether the addresses are routers (learned on first need, from
+    /// `MemberInfo`): then every file's block pool is asked for.
+    via_router: Mutex<Option<bool>>,
     /// The delegation token calls carry (encoded), and its owner, the user they claim.
     delegation_token: Option<(Vec<u8>, String)>,
 }
@@ -84,8 +88,19 @@ impl FileSystem {
     /// Connect to the nameservice named by `fs` (`raftfs://h:p,h:p`).
     /// Connections are made lazily: this fails only on a malformed `fs`.
     pub fn connect(fs: &str, identity: Identity, opts: ClientOptions) -> Result<FileSystem, FsError> {
-        let members = parse_fs(fs)?;
         let dialer = opts.tls.dialer()?;
+        FileSystem::connect_with_dialer(fs, identity, opts, dialer)
+    }
+
+    /// [`FileSystem::connect`] with a given dialer instead of the one
+    /// `opts.tls` names (a router dials nameservices with its own certificate).
+    pub fn connect_with_dialer(
+        fs: &str,
+        identity: Identity,
+        opts: ClientOptions,
+        dialer: Dialer,
+    ) -> Result<FileSystem, FsError> {
+        let members = parse_fs(fs)?;
         let delegation_token = match opts.delegation_token.resolve()? {
             Some(t) => Some((codec::encode(&t)?, t.identifier.owner.clone())),
             None => None,
@@ -106,6 +121,7 @@ impl FileSystem {
             open_writers: AtomicUsize::new(0),
             renewer: Mutex::new(None),
             pool_id: Mutex::new(None),
+            via_router: Mutex::new(None),
             delegation_token,
         };
         Ok(FileSystem { core: Arc::new(core) })
@@ -146,6 +162,18 @@ impl FileSystem {
     pub async fn admin(&self, op: AdminOp) -> Result<AdminResult, FsError> {
         self.core.admin(op).await
     }
+
+    /// Run `op` on the nameservice's leader for another caller: `ctx`
+    /// carries that caller's client id, call id, user and delegation token
+    /// instead of this handle's. This is what a router does with the calls
+    /// it forwards: a retry of the caller's call reaches the nameservice
+    /// with the same (client id, call id), so its retry table answers it.
+    /// The nameservice believes the user `ctx` names only from a peer it
+    /// trusts to say so (a router's certificate, or `--auth simple`).
+    /// Block access tokens in the reply are on the result's blocks.
+    pub async fn forward(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
+        self.core.forward(ctx, op).await
+    }
 }
 
 impl Core {
@@ -158,7 +186,7 @@ impl Core {
         let via = self.opts.dial_via.get(addr).map_or(addr, String::as_str);
         let ep = self
             .dialer
-            .endpoint(via, PeerRole::Member)
+            .namespace_endpoint(via)
             .map_err(|e| FsError::InvalidArgument(format!("member address {via:?}: {e}")))?
             .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
             .tcp_nodelay(true);
@@ -199,25 +227,12 @@ impl Core {
         &self,
         rpc: Rpc,
         addr: &str,
-        call_id: u64,
+        ctx: &pb::CallContext,
         op_bin: &[u8],
         read_mode: pb::ReadMode,
     ) -> Result<T, FsError> {
         let call = pb::CallRequest {
-            ctx: Some(pb::CallContext {
-                client_id: self.client_id.clone(),
-                call_id,
-                user: match &self.delegation_token {
-                    Some((_, owner)) => owner.clone(),
-                    None => self.identity.user.clone(),
-                },
-                groups: self.identity.groups.clone(),
-                delegation_token: self
-                    .delegation_token
-                    .as_ref()
-                    .map(|(t, _)| t.clone())
-                    .unwrap_or_default(),
-            }),
+            ctx: Some(ctx.clone()),
             op_bin: op_bin.to_vec(),
             read_mode: read_mode as i32,
             min_index: self.max_index.load(Ordering::Relaxed),
@@ -251,19 +266,36 @@ impl Core {
         Ok(r)
     }
 
-    /// Run one logical call: find the leader, retry what is retryable with
-    /// the same call id, give up at the deadline.
-    /// [`FileSystem::attempt`] on the leader path, abandoned with a
+    /// The context of this client's own call `call_id`: its client id,
+    /// user (the token's owner when it authenticates by token) and token.
+    fn own_ctx(&self, call_id: u64) -> pb::CallContext {
+        pb::CallContext {
+            client_id: self.client_id.clone(),
+            call_id,
+            user: match &self.delegation_token {
+                Some((_, owner)) => owner.clone(),
+                None => self.identity.user.clone(),
+            },
+            groups: self.identity.groups.clone(),
+            delegation_token: self
+                .delegation_token
+                .as_ref()
+                .map(|(t, _)| t.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// [`Core::attempt`] on the leader path, abandoned with a
     /// `NotLeader` hint if, while it is unanswered, another member reports
     /// itself leader. The call id makes the retry safe.
     async fn attempt_watched<T: serde::de::DeserializeOwned + BlockTokenCarrier>(
         &self,
         rpc: Rpc,
         target: &str,
-        call_id: u64,
+        ctx: &pb::CallContext,
         op_bin: &[u8],
     ) -> Result<T, FsError> {
-        let attempt = self.attempt(rpc, target, call_id, op_bin, pb::ReadMode::Leader);
+        let attempt = self.attempt(rpc, target, ctx, op_bin, pb::ReadMode::Leader);
         tokio::pin!(attempt);
         let every = Duration::from_millis(self.opts.leader_check_after_ms.max(1));
         let mut check = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
@@ -322,8 +354,8 @@ impl Core {
             // back to the leader path below.
             let n = self.next_reader.fetch_add(1, Ordering::Relaxed) as usize;
             let target = self.members[n % self.members.len()].clone();
-            let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed);
-            match self.attempt(Rpc::Call, &target, call_id, &op_bin, mode).await {
+            let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
+            match self.attempt(Rpc::Call, &target, &ctx, &op_bin, mode).await {
                 Ok(r) => return Ok(r),
                 Err(e) if e.is_retryable() => {
                     tracing::debug!(member = %target, error = %e, "follower read failed; reading from the leader")
@@ -331,20 +363,29 @@ impl Core {
                 Err(e) => return Err(e),
             }
         }
-        self.run(Rpc::Call, op_bin).await
+        let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
+        self.run(Rpc::Call, &ctx, op_bin).await
     }
 
     /// Run one `haadmin` command on the leader (superuser only).
     pub async fn admin(&self, op: AdminOp) -> Result<AdminResult, FsError> {
-        self.run(Rpc::Admin, codec::encode(&op)?).await
+        let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
+        self.run(Rpc::Admin, &ctx, codec::encode(&op)?).await
     }
 
+    /// Run `op` on the leader for the caller `ctx` names (see [`FileSystem::forward`]).
+    pub async fn forward(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
+        self.run(Rpc::Call, ctx, codec::encode(op)?).await
+    }
+
+    /// Run one logical call: find the leader, retry what is retryable with
+    /// the same call id, give up at the deadline.
     async fn run<T: serde::de::DeserializeOwned + BlockTokenCarrier>(
         &self,
         rpc: Rpc,
+        ctx: &pb::CallContext,
         op_bin: Vec<u8>,
     ) -> Result<T, FsError> {
-        let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed);
         let deadline = tokio::time::Instant::now() + Duration::from_millis(self.opts.call_deadline_ms);
         let mut backoff = self.opts.min_backoff_ms;
         let mut rotate = rand::thread_rng().gen_range(0..self.members.len());
@@ -354,7 +395,7 @@ impl Core {
                 rotate = (rotate + 1) % self.members.len();
                 self.members[rotate].clone()
             });
-            match self.attempt_watched(rpc, &target, call_id, &op_bin).await {
+            match self.attempt_watched(rpc, &target, ctx, &op_bin).await {
                 Ok(r) => return Ok(r),
                 Err(FsError::NotLeader { leader: Some(hint) }) if hint.addr != target && !hint.addr.is_empty() => {
                     tracing::debug!(from = %target, to = %hint.addr, "following leader hint");
@@ -703,14 +744,35 @@ impl FileSystem {
         crate::data::file_checksum(&self.core, path).await
     }
 
-    /// The nameservice's block pool id (asked once, then remembered).
+    /// The block pool of `path`: the nameservice's (asked once, then
+    /// remembered), or, through routers, the pool of the nameservice the
+    /// file landed in (asked for each file).
     async fn pool_id(&self, path: &str) -> Result<String, FsError> {
         if let Some(p) = self.core.pool_id.lock().expect("pool id lock").clone() {
             return Ok(p);
         }
         let p = crate::data::block_locations(&self.core, path).await?.block_pool_id;
-        *self.core.pool_id.lock().expect("pool id lock") = Some(p.clone());
+        if !self.via_router().await {
+            *self.core.pool_id.lock().expect("pool id lock") = Some(p.clone());
+        }
         Ok(p)
+    }
+
+    /// Whether this handle's addresses are routers (the first that answers
+    /// `MemberInfo` says; if none answers, assumed so, which only costs a
+    /// block-pool lookup per file).
+    async fn via_router(&self) -> bool {
+        if let Some(known) = *self.core.via_router.lock().expect("via router lock") {
+            return known;
+        }
+        for addr in self.core.member_addrs() {
+            if let Ok(info) = self.member_info(addr).await {
+                let router = info.role == crate::ROUTER_ROLE;
+                *self.core.via_router.lock().expect("via router lock") = Some(router);
+                return router;
+            }
+        }
+        true
     }
 
     pub async fn content_summary(&self, path: &str) -> Result<ContentSummary, FsError> {

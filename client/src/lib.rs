@@ -30,3 +30,7 @@ pub use identity::Identity;
 pub use options::{ClientOptions, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};
 pub use tls::{ClientTls, CA_ENV, CREDENTIALS_ENV, INSECURE_ENV};
+
+/// The role a router reports in `MemberInfo` (members report `LEADER`,
+/// `FOLLOWER`, …): a client that reaches routers learns so from it.
+pub const ROUTER_ROLE: &str = "ROUTER";

@@ -8,8 +8,10 @@
 //!   router's clients without a TTL.
 //! * [`ChangeRequest`] → the federation's new version: a change, made by the
 //!   leader router for the superuser only.
-//! * [`RouterStatus`]: the router's Raft role, term, applied index, version
-//!   and health.
+//! * [`RouterStatus`]: the router's Raft role, term, applied index, version,
+//!   health and safe mode.
+//! * [`SafeModeRequest`] → why the router is in safe mode (`None`: it is
+//!   not): one router's safe mode, entered or left by the superuser.
 
 use serde::{Deserialize, Serialize};
 
@@ -52,4 +54,21 @@ pub struct RouterStatus {
     pub version: u64,
     /// `HEALTHY` or `UNHEALTHY: <reason>`.
     pub health: String,
+    /// Why the router refuses client calls, if it does.
+    pub safe_mode: Option<String>,
+}
+
+/// What `routeradmin -safemode` asks of one router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SafeModeAction {
+    Enter,
+    Leave,
+    Get,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SafeModeRequest {
+    /// Who asks (under `--auth strong`, their certificate decides instead).
+    pub user: String,
+    pub action: SafeModeAction,
 }

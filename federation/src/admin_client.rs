@@ -9,7 +9,10 @@ use raftfs_proto::{codec, pb, FsError};
 use raftfs_trust::{Dialer, PeerRole};
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::admin::{ChangeRequest, FederationReply, FederationRequest, RouterStatus, MAX_FEDERATION_WAIT_MS};
+use crate::admin::{
+    ChangeRequest, FederationReply, FederationRequest, RouterStatus, SafeModeAction, SafeModeRequest,
+    MAX_FEDERATION_WAIT_MS,
+};
 use crate::error::RouterError;
 use crate::federation::FederationChange;
 
@@ -27,6 +30,7 @@ enum Rpc {
     Federation,
     Change,
     Status,
+    SafeMode,
 }
 
 /// Routers of one cluster, by address.
@@ -75,6 +79,7 @@ impl RouterAdminClient {
             Rpc::Federation => c.federation(msg).await,
             Rpc::Change => c.change(msg).await,
             Rpc::Status => c.status(msg).await,
+            Rpc::SafeMode => c.safe_mode(msg).await,
         }
         .map_err(|s| match s.code() {
             tonic::Code::PermissionDenied | tonic::Code::Unauthenticated => {
@@ -147,5 +152,20 @@ impl RouterAdminClient {
     /// The status of the router at `addr`.
     pub async fn status(&self, addr: &str) -> Result<RouterStatus, RouterError> {
         self.call_one(addr, Rpc::Status, &(), Duration::ZERO).await
+    }
+
+    /// Enter, leave or get the safe mode of the router at `addr` (as
+    /// `user`); why it is in safe mode afterwards, or `None`.
+    pub async fn safe_mode(
+        &self,
+        addr: &str,
+        user: &str,
+        action: SafeModeAction,
+    ) -> Result<Option<String>, RouterError> {
+        let req = SafeModeRequest {
+            user: user.to_string(),
+            action,
+        };
+        self.call_one(addr, Rpc::SafeMode, &req, Duration::ZERO).await
     }
 }

@@ -6,6 +6,8 @@
 //!   owner/group/mode and quotas;
 //! * [`federation`]: the registered nameservices and the mount table at a
 //!   version, changed only by [`FederationChange`]s checked whole;
+//! * [`routing`]: where a path lives (mount point, virtual directory, or
+//!   nowhere) and an operation rewritten for its nameservice;
 //! * [`admin`]: the `RouterAdmin` messages, and [`admin_client`], a client of
 //!   the routers that fails over between them.
 //!
@@ -16,7 +18,9 @@ pub mod admin_client;
 pub mod error;
 pub mod federation;
 pub mod mount_table;
+pub mod routing;
 
 pub use error::{MountTableError, RouterError};
 pub use federation::{Federation, FederationChange, NameserviceRecord};
 pub use mount_table::{Destination, MountEntry, MountQuota, MountTable, MountTableChange, Order};
+pub use routing::{locate, Location};

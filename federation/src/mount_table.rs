@@ -393,8 +393,19 @@ impl MountTable {
             .take_while(|(s, _)| s.starts_with(&prefix))
             .map(|(s, _)| s[prefix.len()..].split('/').next().unwrap_or_default().to_string())
             .collect();
+        // Sources sort by whole path (`/a-x` before `/a/b`), names by name.
+        names.sort_unstable();
         names.dedup();
         names
+    }
+
+    /// The entries strictly below `dir` (normalized), in source order.
+    pub fn entries_below<'a>(&'a self, dir: &str) -> impl Iterator<Item = &'a MountEntry> + 'a {
+        let prefix = if dir == "/" { "/".to_string() } else { format!("{dir}/") };
+        self.entries
+            .range(prefix.clone()..)
+            .take_while(move |(s, _)| s.starts_with(&prefix))
+            .map(|(_, e)| e)
     }
 
     /// Which mount point owns `path` of `nameservice` (the inverse

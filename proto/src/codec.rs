@@ -28,6 +28,34 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], what: &str) -> Result<T, FsErro
         .map_err(|e| FsError::InvalidArgument(format!("malformed {what}: {e}")))
 }
 
+/// The `CallReply` of a call's `result` at log index `index`: the result
+/// encoded (an `OpResult` that cannot be encoded becomes the `Internal`
+/// error it is), and the block access tokens of the blocks it names
+/// beside it.
+pub fn call_reply(result: &Result<crate::OpResult, FsError>, index: u64) -> crate::pb::CallReply {
+    use crate::BlockTokenCarrier;
+    let tokens = match result {
+        Ok(r) => r.block_tokens(),
+        Err(_) => Vec::new(),
+    };
+    let block_tokens_bin = if tokens.is_empty() {
+        Vec::new()
+    } else {
+        encode(&tokens).unwrap_or_default()
+    };
+    let result_bin = encode(result).unwrap_or_else(|e| {
+        encode(&Err::<crate::OpResult, FsError>(FsError::Internal(format!(
+            "encode reply: {e}"
+        ))))
+        .expect("an Internal error encodes")
+    });
+    crate::pb::CallReply {
+        result_bin,
+        index,
+        block_tokens_bin,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,6 +86,16 @@ pub enum FsError {
     /// again, which come with fresh tokens.
     #[error("{0}")]
     InvalidToken(String),
+    /// A router found no nameservice for the path: no mount point covers
+    /// it, it lies above the mount points (the router's own directories),
+    /// or its nameservice is disabled (RBF's `NoLocationException`).
+    #[error("{0}")]
+    Unroutable(String),
+    /// A rename or concat whose source and destination live in different
+    /// nameservices, which no single nameservice can do atomically (as
+    /// EXDEV between Unix file systems). Copy, then delete.
+    #[error("{0}")]
+    CrossNameservice(String),
 }
 
 impl FsError {
@@ -118,7 +128,9 @@ impl FsError {
             | FsError::Internal(_)
             | FsError::Checksum(_)
             | FsError::BlockMissing(_)
-            | FsError::InvalidToken(_) => false,
+            | FsError::InvalidToken(_)
+            | FsError::Unroutable(_)
+            | FsError::CrossNameservice(_) => false,
         }
     }
 
@@ -149,6 +161,8 @@ impl FsError {
             FsError::Checksum(_) => "ChecksumException",
             FsError::BlockMissing(_) => "BlockMissingException",
             FsError::InvalidToken(_) => "InvalidBlockTokenException",
+            FsError::Unroutable(_) => "NoLocationException",
+            FsError::CrossNameservice(_) => "IOException",
         }
     }
 
@@ -170,6 +184,8 @@ impl FsError {
             FsError::NotReplicatedYet(_) | FsError::RecoveryInProgress(_) => 503,
             FsError::Checksum(_) | FsError::BlockMissing(_) => 500,
             FsError::InvalidToken(_) => 403,
+            FsError::Unroutable(_) => 404,
+            FsError::CrossNameservice(_) => 403,
         }
     }
 }

@@ -13,15 +13,20 @@
 //!   service, which check the group and the peer's certificate role.
 //! * [`group`]: the group's lifecycle: the openraft config from
 //!   [`RaftTimings`], bootstrap, the health monitor, timed snapshots.
+//! * [`call_stream`]: the server side of `Namespace.CallStream`, which
+//!   members and routers both serve.
 //! * [`client_errors`]: openraft's answers to a client write as `FsError`.
 //! * [`health`]: a member's own checks (disk space, log fsyncs).
+//! * [`leader_contact`]: whether a member is in touch with its quorum.
 //! * [`layout`]: a member's directory and its identity file (VERSION).
 
+pub mod call_stream;
 pub mod client_errors;
 pub mod framed;
 pub mod group;
 pub mod health;
 pub mod layout;
+pub mod leader_contact;
 pub mod log_store;
 pub mod network;
 pub mod peer_route;
@@ -30,6 +35,7 @@ pub mod snapshot;
 pub mod snapshot_stream;
 
 pub use group::RaftTimings;
+pub use leader_contact::LeaderContact;
 pub use log_store::{IoStats, LogStore, ENV_SLOW_DISK_FILE};
 pub use network::{GroupConfig, NetworkFactory, RaftGroup, MOUNT_TABLE_GROUP_ID};
 pub use service::{RaftService, ServeError};

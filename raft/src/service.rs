@@ -13,12 +13,13 @@
 use std::sync::Arc;
 
 use openraft::alias::VoteOf;
-use openraft::raft::{AppendEntriesRequest, TransferLeaderRequest, VoteRequest};
+use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, TransferLeaderRequest, VoteRequest};
 use openraft::storage::{RaftStateMachine, Snapshot};
 use raftfs_proto::pb;
 use raftfs_trust::{PeerRole, ServerSecurity};
 use serde::{de::DeserializeOwned, Serialize};
 
+use crate::leader_contact::LeaderContact;
 use crate::network::{decode, encode, GroupConfig, RaftGroup, MAX_RAFT_MESSAGE_BYTES, SNAPSHOT_CHUNKS_IN_FLIGHT};
 use crate::snapshot::{Manifest, SnapshotDir, Snapshots};
 use crate::snapshot_stream::SnapshotWriter;
@@ -33,6 +34,8 @@ pub struct RaftService<C: GroupConfig, SM: RaftStateMachine<C>> {
     /// Requests from callers without a certificate of this role are refused.
     pub peer_role: PeerRole,
     pub security: ServerSecurity,
+    /// Touched whenever AppendEntries from a current leader is accepted.
+    pub leader_contact: Arc<LeaderContact>,
 }
 
 /// Why a member's gRPC server (a nameservice member's or a router's)
@@ -148,7 +151,16 @@ where
         req: tonic::Request<pb::RaftMessage>,
     ) -> Result<tonic::Response<pb::RaftMessage>, tonic::Status> {
         let rpc: AppendEntriesRequest<C> = self.parse(req, "Raft AppendEntries")?;
-        reply(self.raft.append_entries(rpc).await)
+        let r = self.raft.append_entries(rpc).await;
+        if matches!(
+            r,
+            Ok(AppendEntriesResponse::Success
+                | AppendEntriesResponse::PartialSuccess(_)
+                | AppendEntriesResponse::Conflict)
+        ) {
+            self.leader_contact.touch();
+        }
+        reply(r)
     }
 
     async fn vote(

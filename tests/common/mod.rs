@@ -2,6 +2,8 @@
 //! start, kill -9, restart, and a client.
 #![allow(dead_code)]
 
+pub mod routers;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -43,6 +45,17 @@ pub struct Cluster {
     pub dn_extra_args: Vec<String>,
     /// Run with `--insecure` (given in `extra`): no CA, plaintext.
     pub insecure: bool,
+    /// The CA of the cluster this nameservice joined (a sibling's: see
+    /// [`Cluster::start_sibling`]); `None`: its own member 1 made it.
+    ca_from: Option<PathBuf>,
+}
+
+/// Who a new nameservice's format joins: a cluster (its ClusterID and CA)
+/// under a nameservice name of its own.
+struct JoinCluster<'a> {
+    cluster_id: &'a str,
+    ca_dir: PathBuf,
+    nameservice: &'a str,
 }
 
 impl Cluster {
@@ -59,6 +72,27 @@ impl Cluster {
     /// A new cluster of one member per port in `ports` (member i on the
     /// i-th), passing `extra` to every metaserver.
     pub fn start_on(ports: &[u16], store: &str, extra: &[&str]) -> Cluster {
+        Cluster::start_joining(ports, store, extra, None)
+    }
+
+    /// Another nameservice of this cluster (its ClusterID and CA, a new
+    /// NamespaceID and BlockPoolID) named `name`, of `n` members.
+    pub fn start_sibling(&self, n: u64, name: &str) -> Cluster {
+        assert!(!self.insecure, "siblings share a CA");
+        let extra: Vec<&str> = self.extra_args.iter().map(String::as_str).collect();
+        Cluster::start_joining(
+            &free_ports(n as usize),
+            &self.store,
+            &extra,
+            Some(JoinCluster {
+                cluster_id: &self.ids.0,
+                ca_dir: self.ca_dir(),
+                nameservice: name,
+            }),
+        )
+    }
+
+    fn start_joining(ports: &[u16], store: &str, extra: &[&str], join: Option<JoinCluster>) -> Cluster {
         let n = ports.len() as u64;
         let root = tempfile::tempdir().expect("temp dir");
         let members: BTreeMap<u64, String> = (1..=n)
@@ -83,10 +117,20 @@ impl Cluster {
                 "hdfs",
             ]);
             cmd.arg("--dir").arg(member_dir(root.path(), i));
+            if let (None, Some(j)) = (&ids, &join) {
+                cmd.args(["--cluster-id", j.cluster_id, "--nameservice", j.nameservice]);
+                cmd.arg("--ca-dir").arg(&j.ca_dir);
+            }
             if let Some((c, ns, bp)) = &ids {
+                if let Some(j) = &join {
+                    cmd.args(["--nameservice", j.nameservice]);
+                }
                 cmd.args(["--cluster-id", c, "--namespace-id", ns, "--block-pool-id", bp]);
                 if !insecure {
-                    cmd.arg("--ca-dir").arg(member_dir(root.path(), 1).join("ca"));
+                    let ca = join
+                        .as_ref()
+                        .map_or(member_dir(root.path(), 1).join("ca"), |j| j.ca_dir.clone());
+                    cmd.arg("--ca-dir").arg(ca);
                 }
             }
             if insecure {
@@ -125,6 +169,7 @@ impl Cluster {
             dn_ports: BTreeMap::new(),
             dn_extra_args: Vec::new(),
             insecure,
+            ca_from: join.map(|j| j.ca_dir),
         };
         for i in 1..=n {
             c.start_member(i);
@@ -158,7 +203,9 @@ impl Cluster {
 
     /// The cluster CA's directory (made by member 1's format).
     pub fn ca_dir(&self) -> PathBuf {
-        member_dir(self.root.path(), 1).join("ca")
+        self.ca_from
+            .clone()
+            .unwrap_or_else(|| member_dir(self.root.path(), 1).join("ca"))
     }
 
     /// The CA certificate clients trust.
@@ -532,8 +579,8 @@ impl Cluster {
         s
     }
 
-    /// A raw Namespace client of member `addr` (TLS as the cluster's
-    /// clients have it); `None` if it does not connect.
+    /// A raw Namespace client of member (or router) `addr` (TLS as the
+    /// cluster's clients have it); `None` if it does not connect.
     pub async fn try_namespace_client(
         &self,
         addr: &str,
@@ -542,7 +589,7 @@ impl Cluster {
             .client_tls()
             .dialer()
             .expect("the cluster's CA")
-            .endpoint(addr, raftfs_trust::PeerRole::Member)
+            .namespace_endpoint(addr)
             .expect("endpoint");
         Some(raftfs_proto::pb::namespace_client::NamespaceClient::new(
             ep.connect().await.ok()?,

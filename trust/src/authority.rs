@@ -171,6 +171,11 @@ impl ClusterCa {
         if let Some(name) = role.server_name() {
             sans.push(SanType::DnsName(name.try_into().map_err(gen_err)?));
         }
+        if role.serves_namespace() {
+            sans.push(SanType::DnsName(
+                crate::role::NAMESPACE_SERVER_NAME.try_into().map_err(gen_err)?,
+            ));
+        }
         for h in hosts {
             sans.push(match h.parse::<std::net::IpAddr>() {
                 Ok(ip) => SanType::IpAddress(ip),

@@ -6,6 +6,14 @@
 //! the certificate names; a call may not claim another. A call that
 //! presents a user certificate is held to it in either mode.
 //!
+//! A router acts for the users whose calls it forwards (HDFS's proxy
+//! users: RBF routers impersonate the caller the same way): on a
+//! connection that presents a router certificate of this cluster, the name
+//! the call carries is the user in either mode, because the router has
+//! already authenticated that caller by its own `--auth`. A router
+//! certificate is therefore as powerful as the superuser's; it is issued
+//! only by the cluster CA, and only for routers.
+//!
 //! The other credential HDFS's strong mode accepts, a delegation token, is
 //! checked by the member against its replicated token table (a call on a
 //! connection without a user certificate may carry one); this type decides
@@ -63,6 +71,13 @@ impl ClientAuth {
                     ))
                 }
             }
+            (Some(p), _) if p.role == PeerRole::Router => {
+                if claimed.is_empty() {
+                    Err(format!("{p} forwarded a call that names no user"))
+                } else {
+                    Ok(claimed.to_string())
+                }
+            }
             (Some(p), ClientAuth::Strong) => Err(format!(
                 "{} certificate does not authenticate a user ({p})",
                 match p.role {
@@ -108,6 +123,11 @@ mod tests {
             .user("bob", Some(&dn))
             .unwrap_err()
             .contains("DataNode"));
+        let router = PeerIdentity::new("CID", PeerRole::Router, "1").unwrap();
+        for mode in [ClientAuth::Simple, ClientAuth::Strong] {
+            assert_eq!(mode.user("carol", Some(&router)), Ok("carol".into()), "{mode}");
+            assert!(mode.user("", Some(&router)).unwrap_err().contains("names no user"));
+        }
         assert_eq!("strong".parse::<ClientAuth>(), Ok(ClientAuth::Strong));
         assert!("kerberos".parse::<ClientAuth>().is_err());
     }

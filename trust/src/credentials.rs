@@ -124,13 +124,24 @@ impl Dialer {
     /// An endpoint for the `server` role's service at `addr` (HOST:PORT):
     /// under TLS the server must prove it holds a certificate of that role.
     pub fn endpoint(&self, addr: &str, server: PeerRole) -> Result<Endpoint, TrustError> {
+        let name = server
+            .server_name()
+            .ok_or_else(|| TrustError::InvalidName(format!("{} serves nothing to dial", server.described())))?;
+        self.endpoint_named(addr, name)
+    }
+
+    /// An endpoint for the client `Namespace` service at `addr`: a member
+    /// or a router (under TLS the server must prove it is one of those,
+    /// [`crate::NAMESPACE_SERVER_NAME`]).
+    pub fn namespace_endpoint(&self, addr: &str) -> Result<Endpoint, TrustError> {
+        self.endpoint_named(addr, crate::NAMESPACE_SERVER_NAME)
+    }
+
+    fn endpoint_named(&self, addr: &str, name: &'static str) -> Result<Endpoint, TrustError> {
         let bad = |e: &dyn std::fmt::Display| TrustError::InvalidName(format!("address {addr:?}: {e}"));
         match self {
             Dialer::Plaintext => Endpoint::from_shared(format!("http://{addr}")).map_err(|e| bad(&e)),
             Dialer::Tls { ca, identity } => {
-                let name = server
-                    .server_name()
-                    .ok_or_else(|| TrustError::InvalidName(format!("{} serves nothing to dial", server.described())))?;
                 let mut cfg = ClientTlsConfig::new()
                     .ca_certificate(ca.clone())
                     .domain_name(name)

@@ -48,7 +48,7 @@ pub use credentials::{Dialer, NodeCredentials, NodeSecurity, TLS_HANDSHAKE_TIMEO
 pub use delegation::DelegationTokenTimes;
 pub use error::TrustError;
 pub use peer::ServerSecurity;
-pub use role::{PeerIdentity, PeerRole};
+pub use role::{PeerIdentity, PeerRole, NAMESPACE_SERVER_NAME};
 
 /// The CA's certificate, in a CA directory and in every node's credentials.
 pub const CA_CERT_FILE: &str = "ca.crt";

@@ -13,6 +13,12 @@ use crate::{TrustError, MAX_ID_CHARS};
 /// The URI scheme of identities in certificates.
 const IDENTITY_SCHEME: &str = "raftfs://";
 
+/// The DNS name in the certificate of every server of the client
+/// `Namespace` service (see [`PeerRole::serves_namespace`]). Certificates
+/// issued before routers served clients lack it: re-issue them with
+/// `raftfs cert issue`.
+pub const NAMESPACE_SERVER_NAME: &str = "namespace.raftfs";
+
 /// What a certificate's holder is in the cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PeerRole {
@@ -47,6 +53,14 @@ impl PeerRole {
             PeerRole::Router => Some("router.raftfs"),
             PeerRole::User => None,
         }
+    }
+
+    /// Whether servers of this role serve the client `Namespace` service
+    /// (members for their nameservice, routers for the federated namespace);
+    /// their certificates also carry [`NAMESPACE_SERVER_NAME`], which is what
+    /// a client verifies, so one client reaches either without knowing which.
+    pub fn serves_namespace(self) -> bool {
+        matches!(self, PeerRole::Member | PeerRole::Router)
     }
 
     /// An article and the role, for messages ("a DataNode").

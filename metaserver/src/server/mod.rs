@@ -56,6 +56,7 @@ pub async fn serve(
         group: member.raft_group(),
         peer_role: raftfs_trust::PeerRole::Member,
         security: member.security.server.clone(),
+        leader_contact: Default::default(),
     }
     .into_server();
     // The builder's tcp_nodelay applies only to listeners it binds itself:

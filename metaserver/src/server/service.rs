@@ -9,13 +9,11 @@ use std::sync::Arc;
 
 use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
-use tokio::sync::{mpsc, Semaphore};
+use raftfs_raft::call_stream::serve_call_stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use raftfs_proto::{
-    codec, pb, AdminOp, AdminResult, BlockTokenCarrier, CallCtx, DelegationToken, FsError, Op, OpResult,
-};
+use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, DelegationToken, FsError, Op, OpResult};
 
 use raftfs_trust::{PeerIdentity, PeerRole};
 
@@ -118,9 +116,6 @@ fn check_client_op(op: &Op, method: AuthMethod) -> Result<(), FsError> {
     }
 }
 
-/// Most calls of one call stream running at once; more wait to be read.
-pub const MAX_CALLS_IN_FLIGHT_PER_STREAM: usize = 1024;
-
 /// Run one client call and encode its reply (a typed error inside the
 /// reply for anything wrong with the request).
 async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, peer: &Peer) -> pb::CallReply {
@@ -134,27 +129,7 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
     }
     .await
     .unwrap_or_else(|e| (Err(e), 0));
-    let tokens = match &result {
-        Ok(r) => r.block_tokens(),
-        Err(_) => Vec::new(),
-    };
-    let block_tokens_bin = if tokens.is_empty() {
-        Vec::new()
-    } else {
-        codec::encode(&tokens).unwrap_or_default()
-    };
-    let result_bin = codec::encode(&result).unwrap_or_else(|e| {
-        // An OpResult that does not encode is reported as the error it is.
-        codec::encode(&Err::<OpResult, FsError>(FsError::Internal(format!(
-            "encode reply: {e}"
-        ))))
-        .expect("an Internal error encodes")
-    });
-    pb::CallReply {
-        result_bin,
-        index,
-        block_tokens_bin,
-    }
+    codec::call_reply(&result, index)
 }
 
 #[tonic::async_trait]
@@ -175,39 +150,16 @@ impl pb::namespace_server::Namespace for NamespaceService {
     ) -> Result<Response<Self::CallStreamStream>, Status> {
         let host: Arc<str> = req.remote_addr().map(|a| a.ip().to_string()).unwrap_or_default().into();
         let peer = self.member.security.server.peer(&req)?.map(Arc::new);
-        let mut inbound = req.into_inner();
-        let (tx, rx) = mpsc::channel(MAX_CALLS_IN_FLIGHT_PER_STREAM);
-        let slots = Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_STREAM));
         let member = self.member.clone();
-        tokio::spawn(async move {
-            // A malformed message or a broken connection ends the reading;
-            // calls already running still answer, then the replies end.
-            loop {
-                let call = match inbound.message().await {
-                    Ok(Some(call)) => call,
-                    Ok(None) => break,
-                    Err(status) => {
-                        tracing::debug!(client = %host, error = %status, "call stream ended");
-                        break;
-                    }
-                };
-                let Ok(slot) = slots.clone().acquire_owned().await else {
-                    break;
-                };
-                let (member, tx, host, peer) = (member.clone(), tx.clone(), host.clone(), peer.clone());
-                tokio::spawn(async move {
-                    let reply = handle_call(&member, call.call, &host, &peer).await;
-                    let _ = tx
-                        .send(Ok(pb::TaggedReply {
-                            tag: call.tag,
-                            reply: Some(reply),
-                        }))
-                        .await;
-                    drop(slot);
-                });
-            }
-        });
-        Ok(Response::new(ReceiverStream::new(rx)))
+        let log_host = host.clone();
+        Ok(Response::new(serve_call_stream(
+            req.into_inner(),
+            log_host,
+            move |call| {
+                let (member, host, peer) = (member.clone(), host.clone(), peer.clone());
+                async move { handle_call(&member, call, &host, &peer).await }
+            },
+        )))
     }
 
     async fn read_index(&self, req: Request<pb::ReadIndexRequest>) -> Result<Response<pb::ReadIndexReply>, Status> {

@@ -43,6 +43,9 @@ struct Applied {
 /// as applied, and a watch of its version.
 pub struct FederationView {
     applied: RwLock<Applied>,
+    /// A shared copy of `applied.federation`, replaced after each change:
+    /// what the router routes calls by without holding a lock or copying.
+    current: RwLock<Arc<Federation>>,
     version_tx: watch::Sender<u64>,
 }
 
@@ -50,6 +53,11 @@ impl FederationView {
     /// A copy of the federation as this member has applied it.
     pub fn federation(&self) -> Federation {
         self.applied.read().federation.clone()
+    }
+
+    /// The federation as applied, shared (cheap: routing each call reads it).
+    pub fn current(&self) -> Arc<Federation> {
+        self.current.read().clone()
     }
 
     /// Read the federation in place (it may be large: no copy).
@@ -69,6 +77,7 @@ impl FederationView {
 
     fn replace(&self, applied: Applied) {
         let version = applied.federation.version();
+        *self.current.write() = Arc::new(applied.federation.clone());
         *self.applied.write() = applied;
         self.version_tx.send_replace(version);
     }
@@ -110,6 +119,7 @@ impl MountTableStateMachine {
         let (version_tx, _) = watch::channel(applied.federation.version());
         Ok(MountTableStateMachine {
             view: Arc::new(FederationView {
+                current: RwLock::new(Arc::new(applied.federation.clone())),
                 applied: RwLock::new(applied),
                 version_tx,
             }),
@@ -144,6 +154,7 @@ impl RaftStateMachine<MountTableConfig> for MountTableStateMachine {
             let (entry, responder) = item?;
             let (response, version) = {
                 let mut a = self.view.applied.write();
+                let before = a.federation.version();
                 a.last_applied = Some(entry.log_id);
                 let response = match &entry.payload {
                     EntryPayload::Blank => FederationResponse::default(),
@@ -159,6 +170,9 @@ impl RaftStateMachine<MountTableConfig> for MountTableStateMachine {
                         FederationResponse { result: Some(result) }
                     }
                 };
+                if a.federation.version() != before {
+                    *self.view.current.write() = Arc::new(a.federation.clone());
+                }
                 (response, a.federation.version())
             };
             self.view

@@ -1,8 +1,10 @@
 //! The router process: [`RouterNode`] (its member of the mount-table Raft
 //! group) and the gRPC server that exposes it ([`serve`]): `RouterAdmin`
-//! for administrators and clients, and `Raft` for the other routers, on
-//! one port, over mutual TLS unless the router runs `--insecure`.
+//! for administrators and clients, `Namespace` for clients of the
+//! federated namespace, and `Raft` for the other routers, on one port,
+//! over mutual TLS unless the router runs `--insecure`.
 
+pub mod namespace_service;
 pub mod node;
 pub mod service;
 
@@ -14,7 +16,7 @@ use raftfs_proto::{codec, pb};
 use raftfs_raft::{RaftService, ServeError};
 use raftfs_trust::{Dialer, PeerRole};
 
-pub use node::{RouterConfig, RouterNode};
+pub use node::{RouterConfig, RouterNode, DEFAULT_SAFE_MODE_AFTER_MS};
 
 use crate::group::{MountTableConfig, MountTableStateMachine};
 
@@ -36,13 +38,19 @@ pub async fn serve(
         group: node.raft_group(),
         peer_role: PeerRole::Router,
         security: node.security.server.clone(),
+        leader_contact: node.leader_contact.clone(),
     }
     .into_server();
+    let namespace =
+        pb::namespace_server::NamespaceServer::new(namespace_service::RouterNamespaceService { node: node.clone() })
+            .max_decoding_message_size(MAX_RPC_BYTES)
+            .max_encoding_message_size(MAX_RPC_BYTES);
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     node.security
         .server
         .apply(tonic::transport::Server::builder().tcp_nodelay(true))?
         .add_service(admin)
+        .add_service(namespace)
         .add_service(raft)
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;

@@ -6,7 +6,17 @@
 //! and applied; only the superuser (of the routers' VERSION) may make them.
 //! Reads of the federation are served from what this router has applied,
 //! and may wait for a newer version (a long poll).
+//!
+//! Safe mode: a router routes client calls by the table it has applied,
+//! which is current only while it is in touch with its group's quorum. A
+//! router that has not been for [`RouterConfig::safe_mode_after_ms`] (a
+//! leader without quorum acknowledgements, a follower without a leader's
+//! heartbeat, a candidate, a router just started), or that an operator
+//! put there (`routeradmin -safemode enter`), is in safe mode: it refuses
+//! client calls with a retryable `SafeModeException` and says why, instead
+//! of answering from a table that may be stale (RBF's router safe mode).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +26,7 @@ use raftfs_proto::FsError;
 use raftfs_raft::group::{self, initialize_if_first};
 use raftfs_raft::health::{Health, HealthChecks, HealthConfig};
 use raftfs_raft::layout::{self, VersionFile, NODE_TYPE_ROUTER};
+use raftfs_raft::leader_contact::{in_touch_with_quorum, LeaderContact};
 use raftfs_raft::{RaftGroup, RaftTimings};
 use raftfs_trust::{ClientAuth, NodeSecurity, PeerRole};
 
@@ -23,6 +34,8 @@ use crate::admin::{RouterStatus, MAX_FEDERATION_WAIT_MS};
 use crate::error::RouterError;
 use crate::federation::{Federation, FederationChange};
 use crate::group::{FederationCommand, FederationView, LogStore, MountTableRaft, MountTableStateMachine, Snapshots};
+use crate::mount_table::MountTableChange;
+use crate::proxy::{CallRouter, Nameservices};
 
 /// How a router runs.
 #[derive(Debug, Clone)]
@@ -36,7 +49,13 @@ pub struct RouterConfig {
     pub expect_cluster_id: Option<String>,
     pub security: NodeSecurity,
     pub client_auth: ClientAuth,
+    /// Enter safe mode after this long out of touch with the group's quorum.
+    pub safe_mode_after_ms: u64,
 }
+
+/// Default of [`RouterConfig::safe_mode_after_ms`]: several election
+/// timeouts, so an election in progress does not trip it.
+pub const DEFAULT_SAFE_MODE_AFTER_MS: u64 = 3_000;
 
 pub struct RouterNode {
     pub raft: MountTableRaft,
@@ -47,6 +66,13 @@ pub struct RouterNode {
     snapshots: Arc<Snapshots>,
     health: Arc<RwLock<Health>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// When this router last heard from its group's leader.
+    pub leader_contact: Arc<LeaderContact>,
+    safe_mode_after: Duration,
+    /// Put in safe mode by an operator (`routeradmin -safemode enter`).
+    manual_safe_mode: AtomicBool,
+    /// Client calls of the federated namespace.
+    pub calls: CallRouter,
 }
 
 fn fs(e: FsError) -> RouterError {
@@ -98,6 +124,11 @@ impl RouterNode {
                 cfg.timings.snapshot_interval_secs,
             )));
         }
+        let calls = CallRouter::new(
+            view.clone(),
+            Nameservices::new(cfg.security.dialer.clone()),
+            &version.superuser,
+        );
         Ok(RouterNode {
             raft,
             version,
@@ -107,6 +138,10 @@ impl RouterNode {
             snapshots,
             health,
             tasks: Mutex::new(tasks),
+            leader_contact: Arc::new(LeaderContact::default()),
+            safe_mode_after: Duration::from_millis(cfg.safe_mode_after_ms),
+            manual_safe_mode: AtomicBool::new(false),
+            calls,
         })
     }
 
@@ -127,11 +162,12 @@ impl RouterNode {
 
     /// Make `change` for `user`: the superuser only, through the leader.
     pub async fn change(&self, user: &str, change: FederationChange) -> Result<u64, RouterError> {
-        if user != self.version.superuser {
-            return Err(fs(FsError::AccessControl(format!(
-                "{user} may not change the mount table: only the superuser {} may",
-                self.version.superuser
-            ))));
+        self.check_superuser(user, "change the mount table")?;
+        // A quota is made enforceable in the nameservice before the table
+        // says it holds (a refused change leaves a quota the table lacks,
+        // which the next -setQuota or -clrQuota replaces).
+        if let FederationChange::Mount(MountTableChange::SetQuota { source, quota }) = &change {
+            self.calls.enforce_mount_quota(source, *quota).await.map_err(fs)?;
         }
         let cmd = FederationCommand {
             change,
@@ -158,6 +194,42 @@ impl RouterNode {
         self.view.federation()
     }
 
+    /// Why this router is in safe mode, or `None` when it is not (see the module docs).
+    pub fn safe_mode(&self) -> Option<String> {
+        if self.manual_safe_mode.load(Ordering::Relaxed) {
+            return Some(format!(
+                "router {} was put in safe mode by an operator (routeradmin -safemode leave)",
+                self.version.member_id
+            ));
+        }
+        if in_touch_with_quorum(&self.raft, &self.leader_contact, self.safe_mode_after) {
+            return None;
+        }
+        Some(format!(
+            "router {} has not been in touch with the mount table's quorum for {} ms, so its table may be stale",
+            self.version.member_id,
+            self.safe_mode_after.as_millis()
+        ))
+    }
+
+    /// Enter (`true`) or leave the operator's safe mode (superuser only).
+    pub fn set_safe_mode(&self, user: &str, enter: bool) -> Result<(), RouterError> {
+        self.check_superuser(user, "change safe mode")?;
+        self.manual_safe_mode.store(enter, Ordering::Relaxed);
+        tracing::warn!(by = user, enter, "router safe mode set by an operator");
+        Ok(())
+    }
+
+    fn check_superuser(&self, user: &str, what: &str) -> Result<(), RouterError> {
+        if user != self.version.superuser {
+            return Err(fs(FsError::AccessControl(format!(
+                "{user} may not {what}: only the superuser {} may",
+                self.version.superuser
+            ))));
+        }
+        Ok(())
+    }
+
     /// Role, term, applied index, version and health.
     pub fn status(&self) -> RouterStatus {
         let m = self.raft.metrics().borrow_watched().clone();
@@ -169,6 +241,7 @@ impl RouterNode {
             applied_index: self.view.applied_index(),
             version: self.view.with(Federation::version),
             health: self.health.read().describe(),
+            safe_mode: self.safe_mode(),
         }
     }
 

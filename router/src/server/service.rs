@@ -10,7 +10,7 @@ use raftfs_proto::{codec, pb, FsError};
 use tonic::{Request, Response, Status};
 
 use super::node::RouterNode;
-use crate::admin::{ChangeRequest, FederationReply, FederationRequest};
+use crate::admin::{ChangeRequest, FederationReply, FederationRequest, SafeModeAction, SafeModeRequest};
 use crate::error::RouterError;
 
 pub struct RouterAdminService {
@@ -49,5 +49,23 @@ impl pb::router_admin_server::RouterAdmin for RouterAdminService {
 
     async fn status(&self, _req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
         reply(Ok(self.node.status()))
+    }
+
+    async fn safe_mode(&self, req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
+        let peer = self.node.security.server.peer(&req)?;
+        let r: SafeModeRequest = decode(req, "safe mode request")?;
+        let result = async {
+            if r.action != SafeModeAction::Get {
+                let user = self
+                    .node
+                    .client_auth
+                    .user(&r.user, peer.as_ref())
+                    .map_err(|e| RouterError::Fs(FsError::AccessControl(e)))?;
+                self.node.set_safe_mode(&user, r.action == SafeModeAction::Enter)?;
+            }
+            Ok(self.node.safe_mode())
+        }
+        .await;
+        reply(result)
     }
 }

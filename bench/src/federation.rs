@@ -1,0 +1,285 @@
+//! `raftfs bench federation`: what a router costs, and how two
+//! nameservices scale (issue 17's figures).
+//!
+//! Starts its own cluster of real processes: two nameservices (`ns1`,
+//! `ns2`, one member each, one CA) and one router with both registered and
+//! mounted (`/b1` → ns1:/bench, `/b2` → ns2:/bench). No DataNodes: the
+//! figures are of the namespace. Then, in interleaved rounds:
+//!
+//! * **getFileInfo through the router vs direct**: `--clients` callers stat
+//!   `--files` files of ns1, once over the router (`/b1/…`) and once
+//!   straight to ns1's member (`/bench/…`); the figure is the router's
+//!   median ops/s over the direct median (target ≥ 0.6).
+//! * **two nameservices at once vs one alone**: `--clients` callers create
+//!   `--creates` files in ns1 alone; then as many callers create as many
+//!   files in ns1 and in ns2 at the same time. The figure is each
+//!   nameservice's ops/s under the joint load over ns1's alone (target
+//!   ≥ 0.45 each: nothing shared serializes them beyond the machine itself).
+//!
+//! Rounds alternate the configurations so that a noisy neighbour hits both.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Args;
+use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_proto::{FsError, Op, OpResult, Permission};
+use raftfs_router::admin_client::RouterAdminClient;
+use raftfs_router::federation::{FederationChange, NameserviceRecord};
+use raftfs_router::mount_table::{Destination, MountEntry, MountQuota, MountTableChange, Order};
+
+use crate::localns::{member_info, LocalNameservice, READY_TIMEOUT_MS};
+use crate::ports::free_port;
+
+/// The figures the issue sets.
+const TARGET_ROUTER_OVER_DIRECT: f64 = 0.6;
+const TARGET_EACH_OVER_ALONE: f64 = 0.45;
+const SUPERUSER: &str = "hdfs";
+
+#[derive(Args, Debug, Clone)]
+pub struct FederationArgs {
+    /// Files stat'ed per getFileInfo round.
+    #[arg(long, default_value_t = 20_000)]
+    pub files: usize,
+    /// Files created per nameservice per create round.
+    #[arg(long, default_value_t = 5_000)]
+    pub creates: usize,
+    /// Concurrent callers per nameservice.
+    #[arg(long, default_value_t = 32)]
+    pub clients: usize,
+    /// Rounds of each configuration (the medians are over these).
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// memory or rocksdb.
+    #[arg(long, default_value = "rocksdb")]
+    pub store: String,
+}
+
+/// One router process, killed on drop.
+struct LocalRouter {
+    addr: String,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Drop for LocalRouter {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl LocalRouter {
+    fn start(ns: &LocalNameservice) -> anyhow::Result<LocalRouter> {
+        let exe = std::env::current_exe()?;
+        let addr = format!("127.0.0.1:{}", free_port()?);
+        let dir = ns.root().join("router");
+        let out = Command::new(&exe)
+            .args(["router", "format", "--id", "1", "--routers", &format!("1={addr}")])
+            .args(["--cluster-id", &ns.cluster_id, "--superuser", SUPERUSER])
+            .arg("--ca-dir")
+            .arg(ns.ca_dir())
+            .arg("--dir")
+            .arg(&dir)
+            .output()?;
+        if !out.status.success() {
+            bail!("router format: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let log = ns.root().join("router.log");
+        let child = Command::new(&exe)
+            .args(["router", "run", "--id", "1"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log)?)
+            .spawn()
+            .context("start the router")?;
+        Ok(LocalRouter { addr, child, log })
+    }
+}
+
+/// The record a router registers `ns` under as `name`.
+async fn record(ns: &LocalNameservice, name: &str) -> anyhow::Result<NameserviceRecord> {
+    let dialer = ns.client_tls().dialer()?;
+    let info = member_info(&dialer, &ns.members[0].addr)
+        .await
+        .context("ask the member for its ids")?;
+    Ok(NameserviceRecord {
+        name: name.to_string(),
+        namespace_id: info.namespace_id,
+        block_pool_id: info.block_pool_id,
+        members: info.members.into_iter().map(|m| (m.id, m.addr)).collect(),
+    })
+}
+
+fn mount(source: &str, ns: &str) -> FederationChange {
+    FederationChange::Mount(MountTableChange::Add(MountEntry {
+        source: source.into(),
+        destinations: vec![Destination {
+            nameservice: ns.into(),
+            path: "/bench".into(),
+        }],
+        order: Order::Hash,
+        read_only: false,
+        owner: SUPERUSER.into(),
+        group: "supergroup".into(),
+        mode: 0o755,
+        quota: MountQuota::default(),
+    }))
+}
+
+/// Run `ops` with `clients` concurrent callers on `fs`; ops per second.
+async fn throughput(fs: &FileSystem, ops: Vec<Op>, clients: usize) -> anyhow::Result<f64> {
+    let ops = Arc::new(ops);
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..clients.max(1) {
+        let (fs, ops, next) = (fs.clone(), ops.clone(), next.clone());
+        set.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(op) = ops.get(i) else {
+                    return Ok::<(), FsError>(());
+                };
+                match fs.call(op.clone()).await? {
+                    OpResult::Status(None) => {
+                        return Err(FsError::FileNotFound(format!("{} is missing", op.src_path())))
+                    }
+                    _ => continue,
+                }
+            }
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r??;
+    }
+    Ok(ops.len() as f64 / started.elapsed().as_secs_f64())
+}
+
+fn creates(dir: &str, n: usize) -> Vec<Op> {
+    (0..n)
+        .map(|i| Op::Create {
+            path: format!("{dir}/f{i}"),
+            permission: Permission::new(0o644),
+            overwrite: false,
+            create_parent: true,
+            replication: 1,
+            block_size: 1 << 20,
+        })
+        .collect()
+}
+
+fn stats(dir: &str, n: usize) -> Vec<Op> {
+    (0..n)
+        .map(|i| Op::GetFileInfo {
+            path: format!("{dir}/f{i}"),
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+async fn wait_router(router: &FileSystem, log: &std::path::Path) -> anyhow::Result<()> {
+    let deadline = Instant::now() + Duration::from_millis(READY_TIMEOUT_MS);
+    loop {
+        match router.get_file_info("/b1").await {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) | Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(100)).await,
+            other => bail!(
+                "the router does not route /b1: {other:?}\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            ),
+        }
+    }
+}
+
+pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
+    if a.runs == 0 || a.files == 0 || a.creates == 0 {
+        bail!("--runs, --files and --creates must be positive");
+    }
+    let mut ns1 = LocalNameservice::format(1, &a.store, "", SUPERUSER)?;
+    let mut ns2 = ns1.format_sibling(1, "ns2", SUPERUSER)?;
+    ns1.start_all()?;
+    ns2.start_all()?;
+    ns1.settled_leader().await?;
+    ns2.settled_leader().await?;
+    let router = LocalRouter::start(&ns1)?;
+    let admin = RouterAdminClient::new(vec![router.addr.clone()], ns1.client_tls().dialer()?)?;
+    for change in [
+        FederationChange::AddNameservice(record(&ns1, "ns1").await?),
+        FederationChange::AddNameservice(record(&ns2, "ns2").await?),
+        mount("/b1", "ns1"),
+        mount("/b2", "ns2"),
+    ] {
+        admin.change(SUPERUSER, change).await?;
+    }
+    let opts = ClientOptions {
+        follower_reads: raftfs_client::FollowerReads::Off,
+        ..ns1.client_options()
+    };
+    let me = Identity::new(SUPERUSER, &[]);
+    let direct1 = FileSystem::connect(&ns1.fs_uri(), me.clone(), opts.clone())?;
+    let direct2 = FileSystem::connect(&ns2.fs_uri(), me.clone(), opts.clone())?;
+    let via_router = FileSystem::connect(&format!("raftfs://{}", router.addr), me, opts)?;
+    wait_router(&via_router, &router.log).await?;
+    println!(
+        "federation bench: 2 nameservices ({} store, 1 member each) + 1 router, {} callers, {} rounds",
+        a.store, a.clients, a.runs
+    );
+
+    throughput(&direct1, creates("/bench/stat", a.files), a.clients).await?;
+    let (mut direct, mut routed) = (Vec::new(), Vec::new());
+    let (mut alone, mut joint1, mut joint2) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..a.runs {
+        let d = throughput(&direct1, stats("/bench/stat", a.files), a.clients).await?;
+        let v = throughput(&via_router, stats("/b1/stat", a.files), a.clients).await?;
+        let one = throughput(&direct1, creates(&format!("/bench/alone{r}"), a.creates), a.clients).await?;
+        let (j1, j2) = tokio::join!(
+            throughput(&direct1, creates(&format!("/bench/joint{r}"), a.creates), a.clients),
+            throughput(&direct2, creates(&format!("/bench/joint{r}"), a.creates), a.clients),
+        );
+        let (j1, j2) = (j1?, j2?);
+        println!(
+            "round {}: getFileInfo direct {d:.0}/s, via router {v:.0}/s ({:.2}x); create ns1 alone {one:.0}/s, \
+             together ns1 {j1:.0}/s ({:.2}x) ns2 {j2:.0}/s ({:.2}x)",
+            r + 1,
+            v / d,
+            j1 / one,
+            j2 / one
+        );
+        direct.push(d);
+        routed.push(v);
+        alone.push(one);
+        joint1.push(j1);
+        joint2.push(j2);
+    }
+    let (d, v) = (median(&mut direct), median(&mut routed));
+    let (one, j1, j2) = (median(&mut alone), median(&mut joint1), median(&mut joint2));
+    let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+    println!("medians over {} rounds:", a.runs);
+    println!(
+        "  getFileInfo: direct {d:.0} ops/s, via router {v:.0} ops/s: {:.2}x (target >= {TARGET_ROUTER_OVER_DIRECT}: {})",
+        v / d,
+        verdict(v / d >= TARGET_ROUTER_OVER_DIRECT)
+    );
+    println!(
+        "  create: ns1 alone {one:.0} ops/s; both at once ns1 {j1:.0} ({:.2}x), ns2 {j2:.0} ({:.2}x) \
+         (target >= {TARGET_EACH_OVER_ALONE} each: {})",
+        j1 / one,
+        j2 / one,
+        verdict(j1 / one >= TARGET_EACH_OVER_ALONE && j2 / one >= TARGET_EACH_OVER_ALONE)
+    );
+    drop(router);
+    ns1.kill_all();
+    ns2.kill_all();
+    Ok(())
+}

@@ -1,0 +1,632 @@
+//! [`CallRouter`]: one client call of the federated namespace, routed by
+//! the mount table to the nameservices that hold its paths.
+//!
+//! ```text
+//!   client call ──► locate(path) ──► Mounted: forward to the destination(s)
+//!                        │                      (path rewritten, client id and
+//!                        │                       call id kept)
+//!                        ├──────────► Virtual: answered by the router
+//!                        └──────────► nowhere: NoLocationException
+//! ```
+//!
+//! What a call does, by kind (RBF's behaviour unless said otherwise):
+//! * **One destination**: the call is forwarded there.
+//! * **Several destinations** (HASH, HASH_ALL, RANDOM, SPACE entries):
+//!   `create` and `mkdirs` go where the path already exists, else to the
+//!   destination the entry's order picks (RANDOM: a random one; SPACE: the
+//!   first, see caveats); `delete`, `setPermission`, `setOwner`,
+//!   `setTimes` and `setQuota` go to every destination (a directory may
+//!   exist in each); the rest try the destinations in order until one has
+//!   the path.
+//! * **Listings** merge every destination's entries with the mount points
+//!   below the directory; **getFileInfo** of a mount point answers as a
+//!   directory even if its destination is missing; **getContentSummary**
+//!   sums the destinations and every mount point below.
+//! * **Refused**: a write under a read-only mount point, a write to a
+//!   virtual directory, deleting or renaming a mount point itself, and a
+//!   rename across nameservices ([`FsError::CrossNameservice`]).
+//! * **renewLease** goes only to the nameservices where the client opened
+//!   files through this router ([`LeaseHolders`]).
+//! * **Mount quotas** are set on the destination directory, where the
+//!   nameservice enforces them exactly ([`CallRouter::enforce_mount_quota`]).
+//!
+//! Exactly once: one client call sends at most one write to each
+//! nameservice, always with the client's (client id, call id), so each
+//! nameservice's retry table answers a retried call as it answered the
+//! first time, and a retry re-routes the same way (it finds the file the
+//! first attempt created).
+//!
+//! Caveats: SPACE picks the first destination (free space per nameservice
+//! is not reported to routers yet). Error messages name the nameservice's
+//! path, not the federated one. File ids are per nameservice, so
+//! `/.reserved/.inodes/<id>` paths cannot be routed. Delegation tokens are
+//! issued by each nameservice, not by routers; a token is checked by the
+//! nameservice the call reaches.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use futures::future::join_all;
+use raftfs_federation::routing::{locate, rename_destination, retarget, retarget_rename, Location};
+use raftfs_federation::{Destination, Federation, MountEntry, MountQuota, NameserviceRecord, Order};
+use raftfs_proto::{pb, ContentSummary, FileStatus, FsError, Op, OpResult, Permission, QuotaSetting};
+use rand::Rng;
+
+use super::lease_holders::LeaseHolders;
+use super::merge::{directory_status, last_component, merge_listing, sum_summaries};
+use super::nameservices::Nameservices;
+use crate::group::FederationView;
+
+/// Most mount points below one directory whose destinations a listing
+/// page asks for their status (the rest show their entry only).
+pub const MAX_MOUNT_STATUS_LOOKUPS_PER_PAGE: usize = 64;
+
+/// See the module docs.
+pub struct CallRouter {
+    view: Arc<FederationView>,
+    nameservices: Nameservices,
+    leases: LeaseHolders,
+    /// Owner of the virtual directories.
+    superuser: String,
+    /// The router's own client id, for the calls it makes itself (mount quotas).
+    own_client_id: String,
+    next_call_id: AtomicU64,
+}
+
+/// How a call on a multi-destination path is sent.
+enum Fanout {
+    /// Where the path exists, else where the order picks.
+    New,
+    /// To every destination.
+    All,
+    /// Destinations in order until one has the path.
+    Sequential,
+}
+
+fn fanout(op: &Op) -> Fanout {
+    match op {
+        Op::Create { .. } | Op::Mkdirs { .. } => Fanout::New,
+        Op::Delete { .. }
+        | Op::SetPermission { .. }
+        | Op::SetOwner { .. }
+        | Op::SetTimes { .. }
+        | Op::SetQuota { .. } => Fanout::All,
+        _ => Fanout::Sequential,
+    }
+}
+
+/// Whether `r` says the path is not there (try the next destination).
+fn not_found(r: &Result<OpResult, FsError>) -> bool {
+    matches!(r, Err(FsError::FileNotFound(_)) | Ok(OpResult::Status(None)))
+}
+
+impl CallRouter {
+    pub fn new(view: Arc<FederationView>, nameservices: Nameservices, superuser: &str) -> CallRouter {
+        CallRouter {
+            view,
+            nameservices,
+            leases: LeaseHolders::default(),
+            superuser: superuser.to_string(),
+            own_client_id: format!("raftfs-router-{}", uuid::Uuid::new_v4()),
+            next_call_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Make mount point `source`'s quota one its nameservice enforces: the
+    /// destination directory is made if missing and given `quota` as its
+    /// HDFS quota, as the superuser, so the nameservice refuses the call
+    /// that would pass it, exactly (RBF's mount quotas are checked by the
+    /// router against usage it refreshes every minute). A mount point over
+    /// several nameservices is refused: no one nameservice could hold the
+    /// whole to its quota. Idempotent; a source that is not a mount point
+    /// is left to the table change to refuse.
+    pub async fn enforce_mount_quota(&self, source: &str, quota: MountQuota) -> Result<(), FsError> {
+        let fed = self.view.current();
+        let Some(entry) = fed.mounts().get(source) else {
+            return Ok(());
+        };
+        let [d] = entry.destinations.as_slice() else {
+            return Err(FsError::Unsupported(format!(
+                "{source} spreads over {} nameservices: a quota over several nameservices cannot be enforced \
+                 exactly; set a quota on each destination through its nameservice (dfsadmin -setQuota)",
+                entry.destinations.len()
+            )));
+        };
+        let ctx = |call_id| pb::CallContext {
+            client_id: self.own_client_id.clone(),
+            call_id,
+            user: self.superuser.clone(),
+            groups: Vec::new(),
+            delegation_token: Vec::new(),
+        };
+        let setting = |q: Option<u64>| q.map_or(QuotaSetting::Clear, QuotaSetting::Set);
+        let mkdirs = Op::Mkdirs {
+            path: d.path.clone(),
+            permission: Permission::new(entry.mode),
+            create_parent: true,
+        };
+        let set = Op::SetQuota {
+            path: d.path.clone(),
+            namespace: setting(quota.ns_quota),
+            space: setting(quota.ss_quota),
+        };
+        for op in [mkdirs, set] {
+            let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed);
+            self.forward(&fed, &ctx(call_id), &d.nameservice, &op).await?;
+        }
+        Ok(())
+    }
+
+    /// Calls in flight to each nameservice.
+    pub fn in_flight(&self) -> std::collections::BTreeMap<String, usize> {
+        self.nameservices.in_flight()
+    }
+
+    /// Route and run one call of the caller `ctx` names (its user already
+    /// authenticated by the router).
+    pub async fn call(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
+        let fed = self.view.current();
+        match op {
+            Op::RenewLease => self.renew_lease(&fed, ctx).await,
+            Op::GetFileInfo { path } => self.file_info(&fed, ctx, path).await,
+            Op::GetListing {
+                path,
+                start_after,
+                limit,
+            } => self.listing(&fed, ctx, path, start_after, *limit).await,
+            Op::GetContentSummary { path } => self.content_summary(&fed, ctx, path).await,
+            Op::Rename { .. } | Op::Rename2 { .. } => self.rename(&fed, ctx, op).await,
+            Op::CommitBlockSynchronization { .. } | Op::AddDelegationKey { .. } | Op::ExpireDelegationTokens { .. } => {
+                Err(FsError::InvalidArgument(format!(
+                    "{} comes from a nameservice's own members and DataNodes, not from clients",
+                    op.name()
+                )))
+            }
+            Op::SetDatanodeAdmin { .. } => Err(FsError::Unsupported(
+                "decommissioning is per nameservice: run dfsadmin against its members (--fs raftfs://MEMBER,...)"
+                    .into(),
+            )),
+            Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. } | Op::CancelDelegationToken { .. } => {
+                Err(FsError::Unsupported(
+                    "routers do not issue delegation tokens yet: fetch one from the nameservice's members \
+                     (raftfs fetchdt --fs raftfs://MEMBER,...)"
+                        .into(),
+                ))
+            }
+            _ => self.path_call(&fed, ctx, op).await,
+        }
+    }
+
+    fn record<'a>(&self, fed: &'a Federation, ns: &str) -> Result<&'a NameserviceRecord, FsError> {
+        fed.nameservice(ns).ok_or_else(|| {
+            FsError::Unroutable(format!(
+                "the mount table names nameservice {ns}, which is not registered"
+            ))
+        })
+    }
+
+    /// Forward `op` (already rewritten) to `ns`; note where a writer opens files.
+    async fn forward(&self, fed: &Federation, ctx: &pb::CallContext, ns: &str, op: &Op) -> Result<OpResult, FsError> {
+        let record = self.record(fed, ns)?;
+        let r = self.nameservices.forward(record, ctx, op).await;
+        if r.is_ok() && matches!(op, Op::Create { .. } | Op::Append { .. }) {
+            self.leases.opened(&ctx.client_id, ns);
+        }
+        r
+    }
+
+    /// Forward `op` to destination `d`, its path rewritten to `d`'s.
+    async fn forward_to(
+        &self,
+        fed: &Federation,
+        ctx: &pb::CallContext,
+        d: &Destination,
+        op: &Op,
+    ) -> Result<OpResult, FsError> {
+        self.forward(fed, ctx, &d.nameservice, &retarget(op, &d.path)).await
+    }
+
+    /// Try the destinations in order until one has the path; the last answer otherwise.
+    async fn sequential(
+        &self,
+        fed: &Federation,
+        ctx: &pb::CallContext,
+        ds: &[Destination],
+        op: &Op,
+    ) -> Result<OpResult, FsError> {
+        let mut last = None;
+        for d in ds {
+            let r = self.forward_to(fed, ctx, d, op).await;
+            if !not_found(&r) {
+                return r;
+            }
+            last = Some(r);
+        }
+        last.unwrap_or_else(|| Err(FsError::Unroutable("no destination".into())))
+    }
+
+    /// The destination among `ds` where the path exists, if any (asked of all at once).
+    async fn existing(
+        &self,
+        fed: &Federation,
+        ctx: &pb::CallContext,
+        ds: &[Destination],
+    ) -> Result<Option<Destination>, FsError> {
+        let probe = Op::GetFileInfo { path: String::new() };
+        let asks = ds.iter().map(|d| self.forward_to(fed, ctx, d, &probe));
+        let mut found = None;
+        for (d, r) in ds.iter().zip(join_all(asks).await) {
+            match r {
+                Ok(OpResult::Status(Some(_))) if found.is_none() => found = Some(d.clone()),
+                Ok(_) | Err(FsError::FileNotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(found)
+    }
+
+    async fn path_call(&self, fed: &Federation, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
+        let loc = locate(fed, op.src_path())?;
+        let (path, entry, candidates) = match &loc {
+            Location::Virtual { path, .. } => {
+                return match op {
+                    // The directory exists (mkdirs is true when it does afterwards).
+                    Op::Mkdirs { .. } => Ok(OpResult::Bool(true)),
+                    _ if op.is_write() => Err(FsError::AccessControl(format!(
+                        "{path} is a directory of the router's mount table, not of a nameservice: \
+                         {} it with routeradmin",
+                        op.name()
+                    ))),
+                    _ => Err(FsError::FileNotFound(format!("Path is not a file: {path}"))),
+                };
+            }
+            Location::Mounted {
+                path,
+                entry,
+                candidates,
+                ..
+            } => (path, *entry, candidates),
+        };
+        check_writable(entry, path, op)?;
+        if loc.is_mount_point() && matches!(op, Op::Delete { .. }) {
+            return Err(FsError::AccessControl(format!(
+                "{path} is a mount point: remove its entry first (routeradmin -rm {path})"
+            )));
+        }
+        if candidates.len() == 1 {
+            return self.forward_to(fed, ctx, &candidates[0], op).await;
+        }
+        match fanout(op) {
+            Fanout::New => {
+                let to = match self.existing(fed, ctx, candidates).await? {
+                    Some(d) => d,
+                    None => pick_new(entry, candidates),
+                };
+                self.forward_to(fed, ctx, &to, op).await
+            }
+            Fanout::All => {
+                let rs = join_all(candidates.iter().map(|d| self.forward_to(fed, ctx, d, op))).await;
+                combine_all(rs)
+            }
+            Fanout::Sequential => self.sequential(fed, ctx, candidates, op).await,
+        }
+    }
+
+    async fn file_info(&self, fed: &Federation, ctx: &pb::CallContext, path: &str) -> Result<OpResult, FsError> {
+        let loc = match locate(fed, path) {
+            Err(FsError::Unroutable(_)) => return Ok(OpResult::Status(None)),
+            other => other?,
+        };
+        let name = last_component(loc.path()).to_string();
+        let op = Op::GetFileInfo { path: String::new() };
+        match &loc {
+            Location::Virtual { .. } => Ok(OpResult::Status(Some(directory_status(
+                &name,
+                None,
+                None,
+                &self.superuser,
+            )))),
+            Location::Mounted { entry, candidates, .. } => {
+                let found = match self.sequential(fed, ctx, candidates, &op).await? {
+                    OpResult::Status(s) => s,
+                    other => return Err(FsError::Internal(format!("getFileInfo answered {other:?}"))),
+                };
+                if loc.is_mount_point() {
+                    return Ok(OpResult::Status(Some(directory_status(
+                        &name,
+                        Some(*entry),
+                        found,
+                        &self.superuser,
+                    ))));
+                }
+                Ok(OpResult::Status(found.map(|mut s| {
+                    s.path_suffix = name;
+                    s
+                })))
+            }
+        }
+    }
+
+    /// The status a listing shows for mount point (or virtual directory) `name` below `dir`.
+    async fn mount_child(
+        &self,
+        fed: &Federation,
+        ctx: &pb::CallContext,
+        dir: &str,
+        name: &str,
+        ask: bool,
+    ) -> FileStatus {
+        let full = if dir == "/" {
+            format!("/{name}")
+        } else {
+            format!("{dir}/{name}")
+        };
+        match locate(fed, &full) {
+            Ok(Location::Mounted { entry, candidates, .. }) => {
+                let dest = if ask {
+                    match self
+                        .forward_to(fed, ctx, &candidates[0], &Op::GetFileInfo { path: String::new() })
+                        .await
+                    {
+                        Ok(OpResult::Status(s)) => s,
+                        _ => None,
+                    }
+                } else {
+                    None
+                };
+                directory_status(name, Some(entry), dest, &self.superuser)
+            }
+            _ => directory_status(name, None, None, &self.superuser),
+        }
+    }
+
+    async fn listing(
+        &self,
+        fed: &Federation,
+        ctx: &pb::CallContext,
+        path: &str,
+        start_after: &str,
+        limit: u32,
+    ) -> Result<OpResult, FsError> {
+        let loc = match locate(fed, path) {
+            Err(FsError::Unroutable(_)) => return Err(FsError::FileNotFound(format!("File {path} does not exist."))),
+            other => other?,
+        };
+        let dir = loc.path().to_string();
+        let limit_entries = limit.max(1) as usize;
+        let pages = match &loc {
+            Location::Virtual { .. } => Vec::new(),
+            Location::Mounted { candidates, .. } => {
+                let op = Op::GetListing {
+                    path: String::new(),
+                    start_after: start_after.to_string(),
+                    limit,
+                };
+                let rs = join_all(candidates.iter().map(|d| self.forward_to(fed, ctx, d, &op))).await;
+                let mut pages = Vec::new();
+                let mut first_err = None;
+                for r in rs {
+                    match r {
+                        // A file lists as itself: pass its page on as it is.
+                        Ok(OpResult::Listing(l)) if l.entries.len() == 1 && l.entries[0].path_suffix.is_empty() => {
+                            return Ok(OpResult::Listing(l));
+                        }
+                        Ok(OpResult::Listing(l)) => pages.push(l),
+                        Ok(other) => return Err(FsError::Internal(format!("getListing answered {other:?}"))),
+                        Err(e) => {
+                            first_err.get_or_insert(e);
+                        }
+                    }
+                }
+                // A destination without the directory lists nothing, as
+                // long as the directory is somewhere: in another
+                // destination, or as a mount point (which lists even if
+                // its destination is missing), or above mount points.
+                let somewhere =
+                    !pages.is_empty() || loc.is_mount_point() || !fed.mounts().child_mount_names(&dir).is_empty();
+                match first_err {
+                    Some(FsError::FileNotFound(_)) if somewhere => {}
+                    Some(e) => return Err(e),
+                    None => {}
+                }
+                pages
+            }
+        };
+        let children: Vec<String> = fed
+            .mounts()
+            .child_mount_names(&dir)
+            .into_iter()
+            .filter(|n| n.as_str() > start_after)
+            .take(limit_entries + 1)
+            .collect();
+        let mounts = join_all(
+            children
+                .iter()
+                .enumerate()
+                .map(|(i, n)| self.mount_child(fed, ctx, &dir, n, i < MAX_MOUNT_STATUS_LOOKUPS_PER_PAGE)),
+        )
+        .await;
+        Ok(OpResult::Listing(merge_listing(
+            pages,
+            mounts,
+            start_after,
+            limit_entries,
+        )))
+    }
+
+    async fn content_summary(&self, fed: &Federation, ctx: &pb::CallContext, path: &str) -> Result<OpResult, FsError> {
+        let loc = match locate(fed, path) {
+            Err(FsError::Unroutable(_)) => return Err(FsError::FileNotFound(format!("File does not exist: {path}"))),
+            other => other?,
+        };
+        let op = Op::GetContentSummary { path: String::new() };
+        let mut summed: Vec<Destination> = Vec::new();
+        let mut own: Option<ContentSummary> = None;
+        let mut others = Vec::new();
+        if let Location::Mounted { candidates, .. } = &loc {
+            let rs = join_all(candidates.iter().map(|d| self.forward_to(fed, ctx, d, &op))).await;
+            let mut missing = 0;
+            for r in rs {
+                match r {
+                    Ok(OpResult::Summary(s)) if own.is_none() => own = Some(s),
+                    Ok(OpResult::Summary(s)) => others.push(s),
+                    Ok(other) => return Err(FsError::Internal(format!("getContentSummary answered {other:?}"))),
+                    Err(FsError::FileNotFound(_)) => missing += 1,
+                    Err(e) => return Err(e),
+                }
+            }
+            if missing == candidates.len() && !loc.is_mount_point() {
+                return Err(FsError::FileNotFound(format!("File does not exist: {path}")));
+            }
+            summed.extend(candidates.iter().cloned());
+        }
+        // Mount points below: each destination once, and none inside one already summed.
+        let mut below: Vec<Destination> = Vec::new();
+        for e in fed.mounts().entries_below(loc.path()) {
+            for d in &e.destinations {
+                if fed.mounts().is_disabled(&d.nameservice) {
+                    continue;
+                }
+                let inside = |o: &Destination| o.nameservice == d.nameservice && within(&d.path, &o.path);
+                if !summed.iter().any(inside) && !below.iter().any(inside) {
+                    below.push(d.clone());
+                }
+            }
+        }
+        let rs = join_all(below.iter().map(|d| self.forward_to(fed, ctx, d, &op))).await;
+        for r in rs {
+            match r {
+                Ok(OpResult::Summary(s)) => others.push(s),
+                Ok(other) => return Err(FsError::Internal(format!("getContentSummary answered {other:?}"))),
+                // A mount point whose destination is missing holds nothing.
+                Err(FsError::FileNotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut total = sum_summaries(own, others);
+        if matches!(loc, Location::Virtual { .. }) {
+            total.directory_count += 1; // the virtual directory itself
+        }
+        Ok(OpResult::Summary(total))
+    }
+
+    async fn rename(&self, fed: &Federation, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
+        let dst_path = rename_destination(op).expect("a rename has a destination");
+        let src = locate(fed, op.src_path())?;
+        let dst = locate(fed, dst_path)?;
+        let (
+            Location::Mounted {
+                path: sp,
+                entry: se,
+                candidates: sc,
+                ..
+            },
+            Location::Mounted {
+                path: dp,
+                entry: de,
+                candidates: dc,
+                ..
+            },
+        ) = (&src, &dst)
+        else {
+            let p = if matches!(src, Location::Virtual { .. }) {
+                src.path()
+            } else {
+                dst.path()
+            };
+            return Err(FsError::AccessControl(format!(
+                "{p} is a directory of the router's mount table, not of a nameservice: rename it with routeradmin"
+            )));
+        };
+        if src.is_mount_point() {
+            return Err(FsError::AccessControl(format!(
+                "{sp} is a mount point: move it with routeradmin -update, not rename"
+            )));
+        }
+        if dst.is_mount_point() && matches!(op, Op::Rename2 { .. }) {
+            return Err(FsError::AccessControl(format!(
+                "{dp} is a mount point: a rename may not replace it"
+            )));
+        }
+        check_writable(se, sp, op)?;
+        check_writable(de, dp, op)?;
+        let from = if sc.len() == 1 {
+            sc[0].clone()
+        } else {
+            self.existing(fed, ctx, sc).await?.unwrap_or_else(|| sc[0].clone())
+        };
+        let Some(to) = dc.iter().find(|d| d.nameservice == from.nameservice) else {
+            let there: Vec<&str> = dc.iter().map(|d| d.nameservice.as_str()).collect();
+            return Err(FsError::CrossNameservice(format!(
+                "Rename of {sp} to {dp} is not allowed: {sp} is in nameservice {} and {dp} in {}; \
+                 a rename cannot cross nameservices (copy, then delete)",
+                from.nameservice,
+                there.join(",")
+            )));
+        };
+        self.forward(fed, ctx, &from.nameservice, &retarget_rename(op, &from.path, &to.path))
+            .await
+    }
+
+    async fn renew_lease(&self, fed: &Federation, ctx: &pb::CallContext) -> Result<OpResult, FsError> {
+        let names = self.leases.renew(&ctx.client_id);
+        let rs = join_all(names.iter().map(|ns| self.forward(fed, ctx, ns, &Op::RenewLease))).await;
+        for r in rs {
+            r?;
+        }
+        Ok(OpResult::Unit)
+    }
+}
+
+/// Refuse a write under a read-only mount point.
+fn check_writable(entry: &MountEntry, path: &str, op: &Op) -> Result<(), FsError> {
+    if entry.read_only && op.is_write() {
+        return Err(FsError::AccessControl(format!(
+            "{} of {path} is not allowed: {} is a read-only mount point",
+            op.name(),
+            entry.source
+        )));
+    }
+    Ok(())
+}
+
+/// Where a new file or directory of a multi-destination entry goes.
+fn pick_new(entry: &MountEntry, candidates: &[Destination]) -> Destination {
+    match entry.order {
+        Order::Random => candidates[rand::thread_rng().gen_range(0..candidates.len())].clone(),
+        Order::Hash | Order::HashAll | Order::Space => candidates[0].clone(),
+    }
+}
+
+/// One answer from a call sent to every destination: success if any
+/// succeeded (a delete is true if any deleted), else the first error that
+/// is not "not found", else not found.
+fn combine_all(rs: Vec<Result<OpResult, FsError>>) -> Result<OpResult, FsError> {
+    let mut ok: Option<OpResult> = None;
+    let mut not_found_err = None;
+    for r in rs {
+        match r {
+            Ok(OpResult::Bool(b)) => {
+                let was = matches!(ok, Some(OpResult::Bool(true)));
+                ok = Some(OpResult::Bool(b || was));
+            }
+            Ok(r) => {
+                ok.get_or_insert(r);
+            }
+            Err(e @ FsError::FileNotFound(_)) => {
+                not_found_err.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    match (ok, not_found_err) {
+        (Some(r), _) => Ok(r),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(FsError::Internal("a call sent to no destination".into())),
+    }
+}
+
+/// Whether `inner` is `outer` or lies below it (both normalized).
+fn within(inner: &str, outer: &str) -> bool {
+    outer == "/" || inner == outer || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
+}

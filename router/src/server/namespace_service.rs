@@ -1,0 +1,133 @@
+//! The client `Namespace` gRPC service of a router: the same service a
+//! nameservice member serves, for the whole federated namespace, so the
+//! SDK, `raftfs dfs` and the tools reach either with `raftfs://HOST:PORT,…`.
+//!
+//! The caller's user is decided as a member decides it (`--auth simple`:
+//! the name the call carries; `strong`: the user certificate's); a call
+//! on a connection without a user certificate may instead carry a
+//! delegation token, which the router passes on for the nameservice that
+//! issued it to check. Every failure is a typed `FsError` in the reply. A
+//! router in safe mode refuses calls with a retryable `SafeModeException`,
+//! so clients move on to another router. `Admin` and `ReadIndex` are a
+//! nameservice's own: a router refuses them.
+
+use std::sync::Arc;
+
+use raftfs_proto::{codec, pb, FsError, Op, OpResult};
+use raftfs_raft::call_stream::serve_call_stream;
+use raftfs_trust::{PeerIdentity, PeerRole};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::node::RouterNode;
+
+pub struct RouterNamespaceService {
+    pub node: Arc<RouterNode>,
+}
+
+/// The context the call is forwarded with: the caller's client id, call
+/// id and delegation token as it sent them; its user as this router's
+/// client authentication decides it.
+fn forwarded_ctx(
+    node: &RouterNode,
+    ctx: Option<pb::CallContext>,
+    peer: Option<&PeerIdentity>,
+) -> Result<pb::CallContext, FsError> {
+    let mut c = ctx.ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
+    let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
+    if !by_cert && !c.delegation_token.is_empty() {
+        // The nameservice that issued the token checks it, and that the
+        // user the call names is its owner.
+        return Ok(c);
+    }
+    c.user = node.client_auth.user(&c.user, peer).map_err(FsError::AccessControl)?;
+    c.groups.clear(); // members resolve groups themselves
+    Ok(c)
+}
+
+async fn handle_call(node: &RouterNode, req: Option<pb::CallRequest>, peer: Option<&PeerIdentity>) -> pb::CallReply {
+    let result: Result<OpResult, FsError> = async {
+        let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
+        let ctx = forwarded_ctx(node, req.ctx, peer)?;
+        let op: Op = codec::decode(&req.op_bin, "op")?;
+        if let Some(why) = node.safe_mode() {
+            return Err(FsError::SafeMode(why));
+        }
+        node.calls.call(&ctx, &op).await
+    }
+    .await;
+    // Log indexes are per nameservice: a router's answers carry none.
+    codec::call_reply(&result, 0)
+}
+
+#[tonic::async_trait]
+impl pb::namespace_server::Namespace for RouterNamespaceService {
+    async fn call(&self, req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
+        let peer = self.node.security.server.peer(&req)?;
+        Ok(Response::new(
+            handle_call(&self.node, Some(req.into_inner()), peer.as_ref()).await,
+        ))
+    }
+
+    type CallStreamStream = ReceiverStream<Result<pb::TaggedReply, Status>>;
+
+    async fn call_stream(
+        &self,
+        req: Request<Streaming<pb::TaggedCall>>,
+    ) -> Result<Response<Self::CallStreamStream>, Status> {
+        let host: Arc<str> = req.remote_addr().map(|a| a.ip().to_string()).unwrap_or_default().into();
+        let peer = self.node.security.server.peer(&req)?.map(Arc::new);
+        let node = self.node.clone();
+        Ok(Response::new(serve_call_stream(req.into_inner(), host, move |call| {
+            let (node, peer) = (node.clone(), peer.clone());
+            async move { handle_call(&node, call, peer.as_deref()).await }
+        })))
+    }
+
+    async fn member_info(&self, _req: Request<pb::MemberInfoRequest>) -> Result<Response<pb::MemberInfoReply>, Status> {
+        let s = self.node.status();
+        Ok(Response::new(pb::MemberInfoReply {
+            member_id: s.router_id,
+            nameservice: String::new(),
+            cluster_id: self.node.version.cluster_id.clone(),
+            leader_id: 0,
+            leader_addr: String::new(),
+            term: s.term,
+            role: raftfs_client::ROUTER_ROLE.to_string(),
+            last_log_index: 0,
+            applied_index: s.applied_index,
+            members: Vec::new(),
+            health: match self.node.safe_mode() {
+                Some(why) => format!("UNHEALTHY: safe mode: {why}"),
+                None => s.health,
+            },
+            snapshot_index: 0,
+            reads_served: 0,
+            purged_index: 0,
+            cpu_time_us: 0,
+            exec_mode: String::new(),
+            namespace_id: 0,
+            block_pool_id: String::new(),
+        }))
+    }
+
+    async fn admin(&self, _req: Request<pb::CallRequest>) -> Result<Response<pb::CallReply>, Status> {
+        let e: Result<raftfs_proto::AdminResult, FsError> = Err(FsError::Unsupported(
+            "a router does not administer nameservices: run haadmin/dfsadmin against the nameservice's \
+             members (--fs raftfs://MEMBER,...), and routeradmin for the mount table"
+                .into(),
+        ));
+        let result_bin = codec::encode(&e).map_err(|e| Status::internal(e.to_string()))?;
+        Ok(Response::new(pb::CallReply {
+            result_bin,
+            index: 0,
+            block_tokens_bin: Vec::new(),
+        }))
+    }
+
+    async fn read_index(&self, _req: Request<pb::ReadIndexRequest>) -> Result<Response<pb::ReadIndexReply>, Status> {
+        Err(Status::permission_denied(
+            "ReadIndex is for the members of a nameservice, not routers",
+        ))
+    }
+}

@@ -1,0 +1,379 @@
+//! The federated namespace through a router: two nameservices of one
+//! cluster (one CA, DataNodes serving both block pools) behind a router
+//! and a mount table, used with the same `raftfs dfs` and SDK calls as one
+//! nameservice. Paths are translated and forwarded to the owning
+//! nameservice; listings merge mount points; a mount point stats as a
+//! directory; content summaries add up; renames across nameservices,
+//! writes under read-only mounts and deletes of mount points are refused
+//! with clear errors; a retried call is answered from the nameservice's
+//! retry table through the router; a dead nameservice never blocks calls
+//! to the other; a router out of touch with its group's quorum, or put
+//! there by an operator, is in safe mode and says so; and under strong
+//! authentication the router decides the user by its certificate and the
+//! nameservice takes the router's word for it (proxy users).
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::routers::Routers;
+use common::Cluster;
+use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
+use raftfs_proto::{FsError, Op, OpResult, Permission};
+
+/// Two nameservices (ns1, ns2) of one member each, three DataNodes serving
+/// both, and `routers` routers with both registered and this mount table:
+/// /user → ns1:/user, /data → ns2:/data, /ro → ns1:/ro (read-only),
+/// /shared → ns1:/shared + ns2:/shared (HASH_ALL), /a/b → ns2:/ab.
+struct Federated {
+    ns1: Cluster,
+    ns2: Cluster,
+    routers: Routers,
+}
+
+impl Federated {
+    async fn start(routers: usize) -> Federated {
+        let mut ns1 = Cluster::start(1, "memory");
+        let ns2 = ns1.start_sibling(1, "ns2");
+        ns1.start_datanodes(3, &["--nameservice", &ns2.fs_uri()]);
+        ns1.wait_datanodes(3).await;
+        ns2.wait_datanodes(3).await;
+        let routers = Routers::start(&ns1, routers);
+        routers.admin_ok(&["-addNameservice", "ns1", &ns1.fs_uri()]);
+        routers.admin_ok(&["-addNameservice", "ns2", &ns2.fs_uri()]);
+        for args in [
+            &["-add", "/user", "ns1", "/user"][..],
+            &["-add", "/data", "ns2", "/data"],
+            &["-add", "/ro", "ns1", "/ro", "-readonly"],
+            &["-add", "/shared", "ns1,ns2", "/shared", "-order", "HASH_ALL"],
+            &["-add", "/a/b", "ns2", "/ab", "-owner", "alice", "-mode", "750"],
+        ] {
+            routers.admin_ok(args);
+        }
+        let version = routers.version().await;
+        routers.wait_version(version).await;
+        // The superuser makes each user's home, as an HDFS admin does.
+        for (ns, dirs) in [
+            (&ns1, &["/user/alice", "/ro", "/shared"][..]),
+            (&ns2, &["/data", "/shared"]),
+        ] {
+            for d in dirs {
+                let (code, out, err) = ns.dfs("hdfs", &["-mkdir", "-p", d]);
+                assert_eq!(code, 0, "{out}{err}");
+                let (code, out, err) = ns.dfs("hdfs", &["-chmod", "777", d]);
+                assert_eq!(code, 0, "{out}{err}");
+            }
+        }
+        Federated { ns1, ns2, routers }
+    }
+
+    /// `raftfs dfs --fs <routers> --user USER ARGS`.
+    fn dfs(&self, user: &str, args: &[&str]) -> (i32, String, String) {
+        let out = self
+            .ns1
+            .cli()
+            .args(["dfs", "--fs", &self.routers.uri(None), "--user", user])
+            .args(args)
+            .output()
+            .expect("run raftfs dfs");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into(),
+            String::from_utf8_lossy(&out.stderr).into(),
+        )
+    }
+
+    fn dfs_ok(&self, user: &str, args: &[&str]) -> String {
+        let (code, out, err) = self.dfs(user, args);
+        assert_eq!(code, 0, "dfs {args:?}: {out}{err}\n{}", self.routers.logs());
+        out
+    }
+
+    /// `args` fails through the router, saying `says`.
+    fn dfs_refused(&self, args: &[&str], says: &str) {
+        let (code, out, err) = self.dfs("alice", args);
+        assert_ne!(code, 0, "dfs {args:?} should fail: {out}");
+        assert!(err.contains(says), "dfs {args:?} should say {says:?}: {err}");
+    }
+
+    /// An SDK handle on the routers.
+    fn client(&self, user: &str, opts: ClientOptions) -> FileSystem {
+        FileSystem::connect(&self.routers.uri(None), Identity::new(user, &[]), opts).expect("connect to the routers")
+    }
+}
+
+fn names(listing: &str) -> Vec<String> {
+    listing
+        .lines()
+        .filter(|l| l.starts_with('d') || l.starts_with('-'))
+        .filter_map(|l| l.split_whitespace().last())
+        .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_namespace_over_two_nameservices() {
+    let f = Federated::start(1).await;
+
+    // Files land in the nameservice their mount point names, at the translated path.
+    let local = f.ns1.root.path().join("payload");
+    let payload: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&local, &payload).unwrap();
+    f.dfs_ok("alice", &["-put", local.to_str().unwrap(), "/data/big"]);
+    f.dfs_ok("alice", &["-mkdir", "-p", "/user/alice/docs"]);
+    f.dfs_ok("alice", &["-put", local.to_str().unwrap(), "/user/alice/docs/copy"]);
+    let (_, direct, _) = f.ns2.dfs("hdfs", &["-ls", "/data"]);
+    assert!(direct.contains("/data/big"), "ns2 holds /data/big: {direct}");
+    let (_, direct, _) = f.ns1.dfs("hdfs", &["-ls", "/user/alice/docs"]);
+    assert!(direct.contains("/user/alice/docs/copy"), "ns1 holds the copy: {direct}");
+    let (_, direct, _) = f.ns1.dfs("hdfs", &["-ls", "/"]);
+    assert!(!direct.contains("/data"), "ns1 holds no /data: {direct}");
+
+    // Data reads back through the router, from the right block pool.
+    let back = f.ns1.root.path().join("back");
+    f.dfs_ok("alice", &["-get", "/data/big", back.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&back).unwrap(), payload);
+    let fs = f.client("alice", f.ns1.client_options());
+    let got = fs
+        .open("/user/alice/docs/copy")
+        .await
+        .unwrap()
+        .read_to_end()
+        .await
+        .unwrap();
+    assert_eq!(got, payload, "the ns1 copy reads back through the router");
+
+    // The root lists the mount points; a mount point stats as a directory
+    // with its entry's owner and mode, even where its destination is missing.
+    let root = f.dfs_ok("alice", &["-ls", "/"]);
+    assert_eq!(names(&root), ["a", "data", "ro", "shared", "user"], "{root}");
+    let a = f.dfs_ok("alice", &["-ls", "/a"]);
+    assert_eq!(names(&a), ["b"], "{a}");
+    let b = fs.get_file_status("/a/b").await.unwrap();
+    assert!(b.is_dir());
+    assert_eq!(
+        (b.owner.as_str(), b.permission.bits(), b.path_suffix.as_str()),
+        ("alice", 0o750, "b")
+    );
+    assert_eq!(fs.get_file_status("/").await.unwrap().owner, "hdfs");
+    assert!(fs.get_file_info("/nowhere").await.unwrap().is_none());
+    let data = fs.get_file_status("/data").await.unwrap();
+    assert_eq!(data.children_num, 1, "the mount point shows its destination's children");
+
+    // Content summaries add up across nameservices.
+    let count = f.dfs_ok("alice", &["-count", "/"]);
+    let fields: Vec<&str> = count.split_whitespace().collect();
+    assert_eq!(fields[1], "2", "two files in the federated namespace: {count}");
+    assert_eq!(fields[2], (2 * payload.len()).to_string(), "{count}");
+
+    // Refusals, each with its reason.
+    f.dfs_refused(
+        &["-mv", "/user/alice/docs/copy", "/data/copy"],
+        "cannot cross nameservices",
+    );
+    f.dfs_refused(&["-mkdir", "/ro/x"], "read-only mount point");
+    f.dfs_refused(&["-rm", "-r", "/data"], "is a mount point");
+    f.dfs_refused(&["-mkdir", "-p", "/nowhere/x"], "no mount point covers");
+    f.dfs_refused(&["-chmod", "700", "/"], "mount table");
+    // A rename within one nameservice works.
+    f.dfs_ok("alice", &["-mv", "/data/big", "/data/big2"]);
+    let (_, direct, _) = f.ns2.dfs("hdfs", &["-ls", "/data"]);
+    assert!(direct.contains("/data/big2"), "{direct}");
+
+    // A mount point's quota holds exactly: its nameservice enforces it on
+    // the destination. /data holds itself and big2, so two more names fit.
+    f.routers.admin_ok(&["-setQuota", "/data", "-nsQuota", "4"]);
+    f.dfs_ok("alice", &["-touchz", "/data/q1"]);
+    f.dfs_ok("alice", &["-touchz", "/data/q2"]);
+    f.dfs_refused(&["-touchz", "/data/q3"], "quota");
+    f.routers.admin_ok(&["-clrQuota", "/data"]);
+    f.dfs_ok("alice", &["-touchz", "/data/q3"]);
+    let (code, _, err) = f.routers.admin("hdfs", &["-setQuota", "/shared", "-nsQuota", "10"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("cannot be enforced exactly"), "{err}");
+
+    // HASH_ALL spreads the files of one directory over both nameservices;
+    // the router's listing and summary see all of them.
+    for i in 0..16 {
+        let (code, out, err) = f.dfs("alice", &["-touchz", &format!("/shared/f{i}")]);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let listed = f.dfs_ok("alice", &["-ls", "/shared"]);
+    assert_eq!(names(&listed).len(), 16, "{listed}");
+    let in1 = names(&f.ns1.dfs("hdfs", &["-ls", "/shared"]).1).len();
+    let in2 = names(&f.ns2.dfs("hdfs", &["-ls", "/shared"]).1).len();
+    assert_eq!(in1 + in2, 16);
+    assert!(in1 > 0 && in2 > 0, "HASH_ALL used both nameservices: {in1} + {in2}");
+    println!("HASH_ALL placed {in1} files in ns1 and {in2} in ns2");
+    let count = f.dfs_ok("alice", &["-count", "/shared"]);
+    assert_eq!(count.split_whitespace().nth(1), Some("16"), "{count}");
+    f.dfs_ok("alice", &["-rm", "/shared/f3"]);
+    assert_eq!(names(&f.dfs_ok("alice", &["-ls", "/shared"])).len(), 15);
+
+    // Exactly once through the router: a retried create (same client id
+    // and call id) is answered from ns1's retry table, not refused as existing.
+    let router = f.routers.addrs[0].clone();
+    let mut raw = f.ns1.namespace_client(&router).await;
+    let create = Op::Create {
+        path: "/user/alice/once".into(),
+        permission: Permission::new(0o644),
+        overwrite: false,
+        create_parent: false,
+        replication: 1,
+        block_size: 1 << 20,
+    };
+    let first = common::raw_call(&mut raw, "retrying-client", 7, &create).await;
+    let again = common::raw_call(&mut raw, "retrying-client", 7, &create).await;
+    assert!(matches!(first, Ok(OpResult::Status(Some(_)))), "{first:?}");
+    assert_eq!(first, again, "the retry is answered as the first call was");
+    let fresh = common::raw_call(&mut raw, "retrying-client", 8, &create).await;
+    assert!(
+        matches!(
+            fresh,
+            Err(FsError::AlreadyBeingCreated(_)) | Err(FsError::FileAlreadyExists(_))
+        ),
+        "{fresh:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_nameservice_does_not_block_the_other_and_safe_mode_refuses_calls() {
+    let mut f = Federated::start(3).await;
+    let fs = Arc::new(f.client("alice", f.ns1.client_options()));
+    fs.mkdirs("/user/alice/live", None).await.unwrap();
+
+    // ns2 dies: calls into it pile up in the router, calls into ns1 go on.
+    f.ns2.kill_all();
+    let stuck: Vec<_> = (0..300)
+        .map(|i| {
+            let fs = fs.clone();
+            tokio::spawn(async move { fs.get_file_info(&format!("/data/x{i}")).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut slowest = Duration::ZERO;
+    for i in 0..20 {
+        let t = Instant::now();
+        fs.get_file_status("/user/alice/live").await.expect("ns1 still answers");
+        slowest = slowest.max(t.elapsed());
+        if i == 0 {
+            fs.create("/user/alice/live/f", true)
+                .await
+                .expect("ns1 still takes writes");
+        }
+    }
+    println!("slowest ns1 call while ns2 was dead: {} ms", slowest.as_millis());
+    assert!(slowest < Duration::from_millis(1_000), "ns1's calls waited {slowest:?}");
+    for s in stuck {
+        s.abort();
+    }
+
+    // An operator's safe mode: the router refuses calls and says why.
+    let (code, out, err) = f.routers.admin("alice", &["-safemode", "enter"]);
+    assert_ne!(code, 0, "only the superuser may: {out}");
+    assert!(err.contains("only the superuser"), "{err}");
+    let out = f.routers.admin_ok(&["-safemode", "enter"]);
+    assert_eq!(out.matches("Safe Mode: ON").count(), 3, "{out}");
+    let quick = FileSystem::connect(
+        &f.routers.uri(None),
+        Identity::new("alice", &[]),
+        ClientOptions {
+            call_deadline_ms: 1_500,
+            ..f.ns1.client_options()
+        },
+    )
+    .unwrap();
+    let e = quick.get_file_status("/user/alice/live").await.unwrap_err();
+    assert!(e.to_string().contains("safe mode"), "{e}");
+    f.routers.admin_ok(&["-safemode", "leave"]);
+    quick
+        .get_file_status("/user/alice/live")
+        .await
+        .expect("out of safe mode");
+
+    // A router cut off from its group's quorum enters safe mode by itself.
+    f.routers.kill(2);
+    f.routers.kill(3);
+    let lost = Instant::now();
+    loop {
+        let (_, out, _) = f.routers.admin("hdfs", &["-safemode", "get"]);
+        if out
+            .lines()
+            .any(|l| l.starts_with(&f.routers.addrs[0]) && l.contains("Safe Mode: ON"))
+        {
+            assert!(out.contains("quorum"), "{out}");
+            break;
+        }
+        assert!(
+            lost.elapsed() < Duration::from_secs(20),
+            "router 1 never entered safe mode: {out}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    println!(
+        "router 1 entered safe mode {} ms after losing its quorum",
+        lost.elapsed().as_millis()
+    );
+    f.routers.start_router(2);
+    let back = Instant::now();
+    loop {
+        if quick.get_file_status("/user/alice/live").await.is_ok() {
+            break;
+        }
+        assert!(
+            back.elapsed() < Duration::from_secs(30),
+            "the routers never left safe mode\n{}",
+            f.routers.logs()
+        );
+    }
+    println!(
+        "calls were answered again {} ms after a second router returned",
+        back.elapsed().as_millis()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strong_authentication_holds_through_a_router() {
+    let ns1 = Cluster::start_with(1, "memory", &["--auth", "strong"]);
+    let mut routers = Routers::start_with(&ns1, 1, &["--auth", "strong"]);
+    routers.admin_credentials = Some(ns1.user_credentials("hdfs"));
+    routers.admin_ok(&["-addNameservice", "ns1", &ns1.fs_uri()]);
+    routers.admin_ok(&["-add", "/user", "ns1", "/user"]);
+    routers.wait_version(routers.version().await).await;
+    let hdfs = ns1.certificate_client("hdfs");
+    hdfs.mkdirs("/user/alice", None).await.unwrap();
+    hdfs.set_owner("/user/alice", Some("alice"), None).await.unwrap();
+
+    let via = |user: &str, tls: ClientTls| {
+        let opts = ClientOptions {
+            tls,
+            delegation_token: raftfs_client::DelegationTokenSource::None,
+            ..ClientOptions::default()
+        };
+        FileSystem::connect(&routers.uri(None), Identity::new(user, &[]), opts).unwrap()
+    };
+    // Alice's certificate makes her alice in ns1, through the router.
+    let alice = via("alice", ClientTls::Credentials(ns1.user_credentials("alice")));
+    alice
+        .mkdirs("/user/alice/d", None)
+        .await
+        .expect("alice writes her home through the router");
+    assert_eq!(hdfs.get_file_status("/user/alice/d").await.unwrap().owner, "alice");
+    // No certificate, or a claim beyond it, is refused by the router.
+    let anonymous = via("alice", ClientTls::CaFile(ns1.ca_cert()));
+    let e = anonymous.mkdirs("/user/alice/e", None).await.unwrap_err();
+    assert!(
+        matches!(&e, FsError::AccessControl(m) if m.contains("strong authentication")),
+        "{e:?}"
+    );
+    let posing = via("hdfs", ClientTls::Credentials(ns1.user_credentials("alice")));
+    let e = posing.mkdirs("/user/hdfs-only", None).await.unwrap_err();
+    assert!(
+        matches!(&e, FsError::AccessControl(m) if m.contains("authenticated as alice")),
+        "{e:?}"
+    );
+    // Alice is not the superuser, in ns1, through the router either.
+    let e = alice.mkdirs("/user/bob", None).await.unwrap_err();
+    assert!(matches!(e, FsError::AccessControl(_)), "{e:?}");
+}
