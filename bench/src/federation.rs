@@ -17,6 +17,9 @@
 //!   ≥ 0.45 each: nothing shared serializes them beyond the machine itself).
 //!
 //! Rounds alternate the configurations so that a noisy neighbour hits both.
+//! For getFileInfo it also prints the CPU time one call costs each process
+//! (this client, the router, ns1's member), which says where a router's
+//! cost goes on a machine whose cores all three share.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -183,6 +186,35 @@ fn stats(dir: &str, n: usize) -> Vec<Op> {
         .collect()
 }
 
+/// CPU time (µs) this process and the processes at `addrs` have used
+/// (their `MemberInfo`, asked through `fs`).
+async fn cpu_us(fs: &FileSystem, addrs: &[&str]) -> anyhow::Result<Vec<u64>> {
+    let mut v = vec![raftfs_metaserver::server::cpu::process_cpu_time_us().context("this process's CPU time")?];
+    for a in addrs {
+        v.push(fs.member_info(a).await?.cpu_time_us);
+    }
+    Ok(v)
+}
+
+/// `ops` of getFileInfo on `fs`: ops/s and the CPU µs per op of this
+/// process and of each of `addrs`.
+async fn timed_stats(
+    fs: &FileSystem,
+    dir: &str,
+    a: &FederationArgs,
+    addrs: &[&str],
+) -> anyhow::Result<(f64, Vec<f64>)> {
+    let before = cpu_us(fs, addrs).await?;
+    let rate = throughput(fs, stats(dir, a.files), a.clients).await?;
+    let after = cpu_us(fs, addrs).await?;
+    let per_op = before
+        .iter()
+        .zip(&after)
+        .map(|(b, e)| e.saturating_sub(*b) as f64 / a.files as f64)
+        .collect();
+    Ok((rate, per_op))
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -238,10 +270,13 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
 
     throughput(&direct1, creates("/bench/stat", a.files), a.clients).await?;
     let (mut direct, mut routed) = (Vec::new(), Vec::new());
+    // CPU µs per getFileInfo: [client, member] direct, [client, router, member] routed.
+    let (mut direct_cpu, mut routed_cpu): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (Vec::new(), Vec::new());
+    let member = ns1.members[0].addr.clone();
     let (mut alone, mut joint1, mut joint2) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..a.runs {
-        let d = throughput(&direct1, stats("/bench/stat", a.files), a.clients).await?;
-        let v = throughput(&via_router, stats("/b1/stat", a.files), a.clients).await?;
+        let (d, dc) = timed_stats(&direct1, "/bench/stat", &a, &[&member]).await?;
+        let (v, vc) = timed_stats(&via_router, "/b1/stat", &a, &[&router.addr, &member]).await?;
         let one = throughput(&direct1, creates(&format!("/bench/alone{r}"), a.creates), a.clients).await?;
         let (j1, j2) = tokio::join!(
             throughput(&direct1, creates(&format!("/bench/joint{r}"), a.creates), a.clients),
@@ -258,6 +293,8 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
         );
         direct.push(d);
         routed.push(v);
+        direct_cpu.push(dc);
+        routed_cpu.push(vc);
         alone.push(one);
         joint1.push(j1);
         joint2.push(j2);
@@ -265,11 +302,20 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
     let (d, v) = (median(&mut direct), median(&mut routed));
     let (one, j1, j2) = (median(&mut alone), median(&mut joint1), median(&mut joint2));
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+    let cpu = |rows: &[Vec<f64>], i: usize| median(&mut rows.iter().map(|r| r[i]).collect::<Vec<_>>());
     println!("medians over {} rounds:", a.runs);
     println!(
         "  getFileInfo: direct {d:.0} ops/s, via router {v:.0} ops/s: {:.2}x (target >= {TARGET_ROUTER_OVER_DIRECT}: {})",
         v / d,
         verdict(v / d >= TARGET_ROUTER_OVER_DIRECT)
+    );
+    println!(
+        "  CPU µs per getFileInfo: direct: client {:.1} + member {:.1}; via router: client {:.1} + router {:.1} + member {:.1}",
+        cpu(&direct_cpu, 0),
+        cpu(&direct_cpu, 1),
+        cpu(&routed_cpu, 0),
+        cpu(&routed_cpu, 1),
+        cpu(&routed_cpu, 2)
     );
     println!(
         "  create: ns1 alone {one:.0} ops/s; both at once ns1 {j1:.0} ({:.2}x), ns2 {j2:.0} ({:.2}x) \

@@ -16,12 +16,14 @@
 //! * [`call_stream`]: the server side of `Namespace.CallStream`, which
 //!   members and routers both serve.
 //! * [`client_errors`]: openraft's answers to a client write as `FsError`.
+//! * [`cpu`]: the CPU time a node's process has used (reported to benches).
 //! * [`health`]: a member's own checks (disk space, log fsyncs).
 //! * [`leader_contact`]: whether a member is in touch with its quorum.
 //! * [`layout`]: a member's directory and its identity file (VERSION).
 
 pub mod call_stream;
 pub mod client_errors;
+pub mod cpu;
 pub mod framed;
 pub mod group;
 pub mod health;

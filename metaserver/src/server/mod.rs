@@ -5,7 +5,7 @@
 pub mod admin;
 pub mod block_access;
 pub mod coalesce;
-pub mod cpu;
+pub use raftfs_raft::cpu;
 pub(crate) mod data;
 pub mod datanode_service;
 mod delegation_keeper;

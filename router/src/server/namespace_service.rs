@@ -104,7 +104,7 @@ impl pb::namespace_server::Namespace for RouterNamespaceService {
             snapshot_index: 0,
             reads_served: 0,
             purged_index: 0,
-            cpu_time_us: 0,
+            cpu_time_us: raftfs_raft::cpu::process_cpu_time_us().unwrap_or(0),
             exec_mode: String::new(),
             namespace_id: 0,
             block_pool_id: String::new(),
