@@ -1,16 +1,19 @@
 //! `raftfs dev`: a whole local cluster in one command.
 //!
 //! Formats `DIR/ns<k>/m<i>` (one ClusterID, a NamespaceID and BlockPoolID
-//! per nameservice) and `DIR/dn<j>` on first use, starts every member
-//! (`raftfs metaserver`) and every DataNode (`raftfs datanode`) as its own
-//! OS process (so one can be `kill -9`ed), writes each process's pid and log
-//! next to its directory, prints the `--fs` value of each nameservice, and
-//! stops them all on Ctrl-C or SIGTERM. Run again on the same DIR, it
-//! restarts with the data intact; with a larger `--nameservices` it adds the
-//! new nameservices to the cluster.
+//! per nameservice), `DIR/dn<j>` and `DIR/routers/r<r>` on first use,
+//! starts every member (`raftfs metaserver`), every DataNode (`raftfs
+//! datanode`) and every router (`raftfs router run`) as its own OS process
+//! (so one can be `kill -9`ed), writes each process's pid and log next to
+//! its directory, sets up the federation (every nameservice registered with
+//! the routers; the tour's mount table on first use, see
+//! `cli_dev_routers`), prints the `--fs` value of the routers and of each
+//! nameservice, and stops them all on Ctrl-C or SIGTERM. Run again on the
+//! same DIR, it restarts with the data intact; with a larger
+//! `--nameservices` it adds the new nameservices to the cluster.
 //!
 //! Ports: member i of nameservice k listens on port-base + 10(k-1) + i,
-//! DataNode j on port-base + 100 + j.
+//! router r on port-base + 90 + r, DataNode j on port-base + 100 + j.
 //!
 //! Credentials: the cluster's CA lives in `DIR/ca`; each member's
 //! certificate in its directory's `tls/`, each DataNode's (`dn<j>`) in
@@ -27,6 +30,9 @@ use clap::Args;
 
 use raftfs_metaserver::server::layout;
 
+use crate::cli_dev_routers::{
+    format_routers, router_addr, router_dir, router_log, router_pid_file, set_up_federation, MAX_DEV_ROUTERS,
+};
 use crate::cli_format::{new_ids, version_for, FormatArgs};
 
 /// Print a line of progress; a closed stdout (a pipe whose reader left) must
@@ -56,15 +62,19 @@ pub struct DevArgs {
     /// Where the cluster keeps its data, pids and logs.
     #[arg(long, default_value = "./dev-data")]
     pub dir: PathBuf,
-    /// Member i of nameservice k listens on port-base + 10(k-1) + i; DataNode j on port-base + 100 + j.
+    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j.
     #[arg(long = "port-base", default_value_t = 9000)]
     pub port_base: u16,
     /// Members of each nameservice (3 or 5 keep a majority through failures).
     #[arg(long, default_value_t = 3)]
     pub members: u64,
     /// Nameservices (each its own namespace and block pool).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 2)]
     pub nameservices: u64,
+    /// Routers in front of the nameservices (0: none), serving them as one
+    /// namespace through the mount table; router r on port-base + 90 + r.
+    #[arg(long, default_value_t = 1)]
+    pub routers: u64,
     /// DataNodes, each serving every nameservice's block pool.
     #[arg(long, default_value_t = 3)]
     pub datanodes: u64,
@@ -105,7 +115,11 @@ fn ensure_credentials(a: &DevArgs, cluster_id: &str, all_members: &[BTreeMap<u64
     for (k, members) in (1..).zip(all_members) {
         for (i, addr) in members {
             let m = member_dir(&a.dir, k, *i);
-            if !m.join("tls").join(raftfs_trust::NODE_CERT_FILE).exists() {
+            // Certificates issued before routers served clients lack the
+            // name clients now verify: issue them again.
+            let current = raftfs_trust::NodeCredentials::load(&m.join("tls"))
+                .is_ok_and(|c| c.certifies_name(raftfs_trust::NAMESPACE_SERVER_NAME));
+            if !current {
                 crate::cli_cert::issue_member(&ca, &m, *i, addr)?;
             }
         }
@@ -243,6 +257,9 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     if a.nameservices == 0 || a.nameservices > MAX_DEV_NAMESERVICES {
         bail!("--nameservices must be 1..={MAX_DEV_NAMESERVICES}");
     }
+    if a.routers > MAX_DEV_ROUTERS {
+        bail!("--routers must be 0..={MAX_DEV_ROUTERS}");
+    }
     if a.datanodes > MAX_DEV_DATANODES {
         bail!("--datanodes must be 0..={MAX_DEV_DATANODES}");
     }
@@ -305,6 +322,9 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     for j in 1..=a.datanodes {
         check_not_running(&dn_pid_file(&a.dir, j), "datanode", &format!("DataNode {j}"))?;
     }
+    for r in 1..=a.routers {
+        check_not_running(&router_pid_file(&a.dir, r), "router", &format!("router {r}"))?;
+    }
     let cluster_id = cluster_id.context("at least one nameservice")?;
     let ca_cert = if a.insecure {
         None
@@ -312,6 +332,17 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         Some(ensure_credentials(&a, &cluster_id, &all_members)?)
     };
     let exe = std::env::current_exe().context("find the raftfs binary")?;
+    if a.routers > 0 {
+        let ca = std::path::absolute(ca_dir(&a.dir))?;
+        format_routers(
+            &exe,
+            &a.dir,
+            a.port_base,
+            a.routers,
+            &cluster_id,
+            (!a.insecure).then_some(ca.as_path()),
+        )?;
+    }
     let extra_ms: Vec<String> = a.metaserver_args.split_whitespace().map(str::to_string).collect();
     let extra_dn: Vec<String> = a.datanode_args.split_whitespace().map(str::to_string).collect();
     let mut children = Vec::new();
@@ -369,11 +400,48 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     for u in &uris {
         wait_ready(u, &tls).await?;
     }
+    let mut routers_uri = None;
+    if a.routers > 0 {
+        let addrs: Vec<String> = (1..=a.routers).map(|r| router_addr(a.port_base, r)).collect();
+        for r in 1..=a.routers {
+            let mut args: Vec<String> = vec!["router".into(), "run".into(), "--id".into(), r.to_string()];
+            args.extend(["--dir".into(), router_dir(&a.dir, r).display().to_string()]);
+            if a.insecure {
+                args.push("--insecure".into());
+            }
+            let log = router_log(&a.dir, r);
+            let name = format!("router {r}");
+            let st = spawn(&exe, &args, &log, &router_pid_file(&a.dir, r), &name)?;
+            say!(
+                "  {name}: pid {}, listening on {}, log {}",
+                st.pid,
+                addrs[r as usize - 1],
+                log.display()
+            );
+            children.push(st);
+        }
+        let uri = format!("raftfs://{}", addrs.join(","));
+        let table = set_up_federation(&uri, &tls, &uris).await?;
+        say!("Mount table (raftfs routeradmin -ls):");
+        for line in table {
+            say!("  {line}");
+        }
+        routers_uri = Some(uri);
+    }
     say!("The cluster is serving. Use it with:");
+    if let Some(u) = &routers_uri {
+        say!("  routers (every nameservice as one namespace): --fs {u}");
+    }
     for (k, u) in (1..).zip(&uris) {
         say!("  {}: --fs {u}", ns_name(k));
     }
-    say!("  export RAFTFS_FS={}", uris[0]);
+    match &routers_uri {
+        Some(u) => {
+            say!("  export RAFTFS_FS={u}");
+            say!("  export RAFTFS_ROUTER={u}");
+        }
+        None => say!("  export RAFTFS_FS={}", uris[0]),
+    }
     say!("  export RAFTFS_NAMESERVICES=\"{}\"", uris.join(";"));
     match &ca_cert {
         Some(p) => say!("  export {}={}", raftfs_client::CA_ENV, p.display()),

@@ -52,20 +52,27 @@ fn member_id(arg: Option<&String>) -> Option<u64> {
     arg.and_then(|s| s.parse().ok()).filter(|id| *id > 0)
 }
 
+/// Member `addr`'s report of itself; a router is refused with what to do
+/// instead (routers answer the same `MemberInfo`, as clients reach both).
 async fn info(addr: &str) -> Result<pb::MemberInfoReply, String> {
     let ep = raftfs_client::ClientTls::FromEnv
         .dialer()
         .map_err(|e| e.to_string())?
-        .endpoint(addr, raftfs_trust::PeerRole::Member)
+        .namespace_endpoint(addr)
         .map_err(|e| e.to_string())?
         .connect_timeout(Duration::from_millis(1000))
         .timeout(Duration::from_millis(2000));
     let ch = ep.connect().await.map_err(|e| format!("connect: {e}"))?;
     let mut c = pb::namespace_client::NamespaceClient::new(ch);
-    c.member_info(pb::MemberInfoRequest {})
+    let i = c
+        .member_info(pb::MemberInfoRequest {})
         .await
         .map(|r| r.into_inner())
-        .map_err(|s| s.message().to_string())
+        .map_err(|s| s.message().to_string())?;
+    if i.role == raftfs_client::ROUTER_ROLE {
+        return Err("a router, not a member: pass a nameservice's members with --fs (raftfs dev prints them)".into());
+    }
+    Ok(i)
 }
 
 pub async fn run(fs: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {

@@ -1,7 +1,9 @@
-//! `raftfs dev` as a user runs it: two nameservices and two DataNodes; it
-//! prints each nameservice's `--fs` value once serving, every DataNode
-//! serves both block pools, it stops every process on Ctrl-C (SIGINT), and
-//! when run again on the same directory it restarts with the data intact.
+//! `raftfs dev` as a user runs it: two nameservices, two DataNodes and a
+//! router; it prints the router's and each nameservice's `--fs` value once
+//! serving, every DataNode serves both block pools, the router serves both
+//! nameservices as one namespace through the tour's mount table, it stops
+//! every process on Ctrl-C (SIGINT), and when run again on the same
+//! directory it restarts with the data (and the mount table) intact.
 
 mod common;
 
@@ -9,9 +11,17 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// `raftfs dev` on `dir`: (its process, ns1's --fs, ns2's --fs, the CA
-/// certificate it told clients to trust).
-fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, String, String, String) {
+/// What `raftfs dev` printed: ns1's, ns2's and the routers' --fs, and the
+/// CA certificate it told clients to trust.
+struct Printed {
+    fs1: String,
+    fs2: String,
+    routers: String,
+    ca: String,
+}
+
+/// `raftfs dev` on `dir`: its process and what it printed.
+fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, Printed) {
     let mut child = Command::new(common::BIN)
         .args(["dev", "--port-base", &port_base.to_string(), "--store", "rocksdb"])
         .args([
@@ -30,7 +40,7 @@ fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, Str
         .spawn()
         .expect("start raftfs dev");
     let out = BufReader::new(child.stdout.take().expect("stdout"));
-    let (mut fs1, mut fs2, mut ca) = (None, None, None);
+    let (mut fs1, mut fs2, mut ca, mut routers) = (None, None, None, None);
     for line in out.lines() {
         let line = line.expect("read dev output");
         if let Some(v) = line.trim().strip_prefix("ns1: --fs ") {
@@ -42,23 +52,28 @@ fn start_dev(dir: &std::path::Path, port_base: u16) -> (std::process::Child, Str
         if let Some(v) = line.trim().strip_prefix("export RAFTFS_CA=") {
             ca = Some(v.to_string());
         }
+        if let Some(v) = line.trim().strip_prefix("export RAFTFS_ROUTER=") {
+            routers = Some(v.to_string());
+        }
         if line.starts_with("Press Ctrl-C") {
             break;
         }
     }
-    (
-        child,
-        fs1.expect("raftfs dev printed no ns1 --fs line"),
-        fs2.expect("raftfs dev printed no ns2 --fs line"),
-        ca.expect("raftfs dev printed no RAFTFS_CA line"),
-    )
+    let printed = Printed {
+        fs1: fs1.expect("raftfs dev printed no ns1 --fs line"),
+        fs2: fs2.expect("raftfs dev printed no ns2 --fs line"),
+        routers: routers.expect("raftfs dev printed no RAFTFS_ROUTER line"),
+        ca: ca.expect("raftfs dev printed no RAFTFS_CA line"),
+    };
+    (child, printed)
 }
 
-/// Pids of every member of both nameservices and of both DataNodes.
+/// Pids of every member of both nameservices, of both DataNodes and of the router.
 fn pids(dir: &std::path::Path) -> Vec<i32> {
     let files = (1..=2)
         .flat_map(|k| (1..=3).map(move |i| format!("ns{k}/m{i}.pid")))
-        .chain((1..=2).map(|j| format!("dn{j}.pid")));
+        .chain((1..=2).map(|j| format!("dn{j}.pid")))
+        .chain(["routers/r1.pid".to_string()]);
     files
         .filter_map(|f| std::fs::read_to_string(dir.join(f)).ok())
         .filter_map(|p| p.trim().parse().ok())
@@ -92,7 +107,8 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
     let dir = tempfile::tempdir().unwrap();
     // Members at base + 1.., DataNodes at base + 101.. (see `raftfs dev --help`).
     let port_base = common::reserve_ports(110);
-    let (mut dev, fs, fs2, ca) = start_dev(dir.path(), port_base);
+    let (mut dev, p) = start_dev(dir.path(), port_base);
+    let (fs, fs2, ca) = (p.fs1.clone(), p.fs2.clone(), p.ca.clone());
     assert_eq!(dfs(&ca, &fs, &["-mkdir", "-p", "/kept/across/restarts"]).0, 0);
     // Each nameservice stores a file's data on the DataNodes, in its own block pool.
     let local = dir.path().join("hello.txt");
@@ -109,8 +125,25 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
             .collect();
         assert_eq!(pools.len(), 2, "DataNode {j} serves both block pools: {pools:?}");
     }
+    // The router serves both as one namespace: the tour's mount points at
+    // the root, /data in ns2.
+    let (code, root) = dfs(&ca, &p.routers, &["-ls", "/"]);
+    assert_eq!(code, 0, "{root}");
+    for m in ["/data", "/shared", "/tmp", "/user"] {
+        assert!(root.contains(m), "the router lists {m}: {root}");
+    }
+    std::fs::write(&local, b"hello through the router\n").unwrap();
+    assert_eq!(
+        dfs(&ca, &p.routers, &["-put", local.to_str().unwrap(), "/data/routed"]).0,
+        0
+    );
+    assert_eq!(
+        dfs(&ca, &fs2, &["-cat", "/data/routed"]),
+        (0, "hello through the router\n".to_string()),
+        "/data lives in ns2"
+    );
     let members = pids(dir.path());
-    assert_eq!(members.len(), 8, "a pid file per member and DataNode");
+    assert_eq!(members.len(), 9, "a pid file per member, DataNode and router");
     assert!(members.iter().all(|p| alive(*p)));
     for i in 1..=3 {
         assert!(dir.path().join(format!("ns1/m{i}.log")).exists(), "a log per member");
@@ -130,7 +163,13 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
     assert!(pids(dir.path()).is_empty(), "pid files left behind");
 
     // Again on the same directory: the data is there.
-    let (mut dev, fs, fs2, ca) = start_dev(dir.path(), port_base);
+    let (mut dev, p) = start_dev(dir.path(), port_base);
+    let (fs, fs2, ca) = (p.fs1.clone(), p.fs2.clone(), p.ca.clone());
+    assert_eq!(
+        dfs(&ca, &p.routers, &["-cat", "/data/routed"]),
+        (0, "hello through the router\n".to_string()),
+        "the mount table survives a dev restart"
+    );
     assert_eq!(
         dfs(&ca, &fs, &["-test", "-d", "/kept/across/restarts"]).0,
         0,

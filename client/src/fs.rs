@@ -88,6 +88,7 @@ impl FileSystem {
     /// Connect to the nameservice named by `fs` (`raftfs://h:p,h:p`).
     /// Connections are made lazily: this fails only on a malformed `fs`.
     pub fn connect(fs: &str, identity: Identity, opts: ClientOptions) -> Result<FileSystem, FsError> {
+        parse_fs(fs)?; // a malformed address is the error to report, before any TLS setting
         let dialer = opts.tls.dialer()?;
         FileSystem::connect_with_dialer(fs, identity, opts, dialer)
     }

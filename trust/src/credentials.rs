@@ -58,6 +58,25 @@ impl NodeCredentials {
         &self.identity
     }
 
+    /// Whether this node's certificate names the DNS name `name` (what
+    /// callers of a server role verify; certificates issued before routers
+    /// served clients lack [`crate::NAMESPACE_SERVER_NAME`]).
+    pub fn certifies_name(&self, name: &str) -> bool {
+        let Ok((_, pem)) = x509_parser::pem::parse_x509_pem(self.cert_pem.as_bytes()) else {
+            return false;
+        };
+        let Ok((_, cert)) = x509_parser::parse_x509_certificate(&pem.contents) else {
+            return false;
+        };
+        let Ok(Some(san)) = cert.subject_alternative_name() else {
+            return false;
+        };
+        san.value
+            .general_names
+            .iter()
+            .any(|n| matches!(n, x509_parser::extensions::GeneralName::DNSName(d) if *d == name))
+    }
+
     /// This node's server side: its certificate, and the CA that callers'
     /// certificates must chain to (callers without one are let in; each
     /// service decides what they may do).
