@@ -105,8 +105,10 @@ async fn a_leader_whose_fsyncs_fail_acknowledges_nothing_more_and_gives_up_leade
     {
         println!("member {old}: {l}");
     }
+    // The first write to meet the failure may be a log append ("fsync raft
+    // log") or the vote/commit record RocksDB syncs ("While fdatasync").
     assert!(
-        log.contains("fsync raft log") && log.contains("Input/output error"),
+        (log.contains("fsync raft log") || log.contains("fdatasync")) && log.contains("Input/output error"),
         "member {old} did not report the failed fsync:\n{log}"
     );
     assert!(
@@ -277,6 +279,18 @@ async fn a_datanode_volume_that_fails_is_taken_out_and_its_replicas_are_copied_e
         v.write(&format!("/vol/after{i}"), data)
             .await
             .expect("write with a volume failing");
+    }
+    // A read meets the failed volume only when the client picks DataNode
+    // 4's replica first (the order is shuffled per call), and a write only
+    // when DataNode 4 puts the block there: read until it has met it.
+    let met = Instant::now();
+    while !v.dn4_log().contains("volume failed") {
+        assert!(
+            met.elapsed() < Duration::from_secs(60),
+            "DataNode 4 never met its failed volume\n{}",
+            v.dn4_log()
+        );
+        v.check_files("with a volume failing").await;
     }
 
     // Its replicas are reported lost and copied: three replicas of each
