@@ -180,7 +180,7 @@ pub fn normalize(path: &str) -> Result<String, MountTableError> {
 }
 
 /// Whether `inner` is `outer` or lies below it (both normalized).
-fn within(inner: &str, outer: &str) -> bool {
+pub fn within(inner: &str, outer: &str) -> bool {
     outer == "/" || inner == outer || (inner.starts_with(outer) && inner.as_bytes()[outer.len()] == b'/')
 }
 

@@ -47,6 +47,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use futures::future::join_all;
+use raftfs_federation::mount_table::within;
 use raftfs_federation::routing::{locate, rename_destination, retarget, retarget_rename, Location};
 use raftfs_federation::{Destination, Federation, MountEntry, MountQuota, NameserviceRecord, Order};
 use raftfs_proto::{pb, ContentSummary, FileStatus, FsError, Op, OpResult, Permission, QuotaSetting};
@@ -155,11 +156,6 @@ impl CallRouter {
             self.forward(&fed, &ctx(call_id), &d.nameservice, &op).await?;
         }
         Ok(())
-    }
-
-    /// Calls in flight to each nameservice.
-    pub fn in_flight(&self) -> std::collections::BTreeMap<String, usize> {
-        self.nameservices.in_flight()
     }
 
     /// Route and run one call of the caller `ctx` names (its user already
@@ -624,9 +620,4 @@ fn combine_all(rs: Vec<Result<OpResult, FsError>>) -> Result<OpResult, FsError> 
         (None, Some(e)) => Err(e),
         (None, None) => Err(FsError::Internal("a call sent to no destination".into())),
     }
-}
-
-/// Whether `inner` is `outer` or lies below it (both normalized).
-fn within(inner: &str, outer: &str) -> bool {
-    outer == "/" || inner == outer || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
 }

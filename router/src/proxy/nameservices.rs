@@ -129,18 +129,4 @@ impl Nameservices {
         };
         ns.fs.forward(ctx, op).await
     }
-
-    /// Calls in flight to each nameservice used so far, by name.
-    pub fn in_flight(&self) -> BTreeMap<String, usize> {
-        self.by_name
-            .lock()
-            .iter()
-            .map(|(name, ns)| {
-                (
-                    name.clone(),
-                    MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE - ns.slots.available_permits(),
-                )
-            })
-            .collect()
-    }
 }
