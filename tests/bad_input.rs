@@ -52,6 +52,7 @@ async fn malformed_op_payload_is_a_typed_error() {
             user: "hdfs".into(),
             groups: vec![],
             delegation_token: Vec::new(),
+            federation_version: 0,
         })
     };
     for payload in [
@@ -89,6 +90,7 @@ async fn malformed_op_payload_is_a_typed_error() {
         user: "".into(),
         groups: vec![],
         delegation_token: Vec::new(),
+        federation_version: 0,
     });
     let r = send(
         &mut c,
@@ -273,6 +275,7 @@ async fn retried_calls_are_answered_from_the_retry_table() {
             user: "hdfs".into(),
             groups: vec![],
             delegation_token: Vec::new(),
+            federation_version: 0,
         })
     };
     let call = |op: raftfs_proto::Op, call_id| pb::CallRequest {

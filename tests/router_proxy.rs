@@ -8,7 +8,8 @@
 //! with clear errors; a retried call is answered from the nameservice's
 //! retry table through the router; a dead nameservice never blocks calls
 //! to the other; a router out of touch with its group's quorum, or put
-//! there by an operator, is in safe mode and says so; and under strong
+//! there by an operator, is in safe mode and says so; a nameservice refuses
+//! a call routed by a stale table for a path it no longer owns; and under strong
 //! authentication the router decides the user by its certificate and the
 //! nameservice takes the router's word for it (proxy users).
 
@@ -376,4 +377,59 @@ async fn strong_authentication_holds_through_a_router() {
     // Alice is not the superuser, in ns1, through the router either.
     let e = alice.mkdirs("/user/bob", None).await.unwrap_err();
     assert!(matches!(e, FsError::AccessControl(_)), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nameservice_refuses_routed_calls_for_paths_it_does_not_own() {
+    let f = Federated::start(1).await;
+    let version = f.routers.version().await;
+    let ns2 = f.ns2.members[&1].clone();
+    let mut raw = f.ns2.namespace_client(&ns2).await;
+    let stat = |p: &str| Op::GetFileInfo { path: p.into() };
+    // The router leader tells each nameservice its paths soon after a change.
+    let told = Instant::now();
+    loop {
+        match common::raw_routed_call(&mut raw, "stale-client", 1, &stat("/user/alice"), version).await {
+            Err(FsError::NotOwned { version: v, message }) => {
+                assert!(v >= version, "{message}");
+                assert!(message.contains("refresh the mount table"), "{message}");
+                break;
+            }
+            other => assert!(
+                told.elapsed() < Duration::from_secs(10),
+                "ns2 never learned it does not own /user: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!("ns2 knew its paths {} ms into the test", told.elapsed().as_millis());
+    // What ns2 owns is served; calls not routed by a table are never refused.
+    let owned = common::raw_routed_call(&mut raw, "stale-client", 2, &stat("/data"), version).await;
+    assert!(matches!(owned, Ok(OpResult::Status(Some(_)))), "{owned:?}");
+    let direct = common::raw_call(&mut raw, "plain-client", 1, &stat("/user/alice")).await;
+    assert_eq!(
+        direct,
+        Ok(OpResult::Status(None)),
+        "ns2 alone has no /user/alice, and says so"
+    );
+
+    // /data moves to ns1. Once the change is acknowledged, ns2 already
+    // refuses a client that still routes /data to it by the old table.
+    f.routers.admin_ok(&["-update", "/data", "ns1", "/data"]);
+    let mkdir = Op::Mkdirs {
+        path: "/data/late".into(),
+        permission: Permission::new(0o755),
+        create_parent: true,
+    };
+    let stale = common::raw_routed_call(&mut raw, "stale-client", 3, &mkdir, version).await;
+    assert!(matches!(stale, Err(FsError::NotOwned { .. })), "{stale:?}");
+    // The router routes by the new table: /data is ns1's now.
+    f.dfs_ok("alice", &["-mkdir", "-p", "/user/alice/x"]);
+    f.ns1.dfs("hdfs", &["-mkdir", "-p", "/data"]);
+    f.ns1.dfs("hdfs", &["-chmod", "777", "/data"]);
+    f.dfs_ok("alice", &["-mkdir", "/data/moved"]);
+    let (_, in1, _) = f.ns1.dfs("hdfs", &["-ls", "/data"]);
+    assert!(in1.contains("/data/moved"), "{in1}");
+    let (_, in2, _) = f.ns2.dfs("hdfs", &["-ls", "/data"]);
+    assert!(!in2.contains("moved"), "{in2}");
 }

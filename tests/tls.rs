@@ -100,6 +100,7 @@ async fn datanode_protocol_needs_a_datanode_certificate_and_grants_no_administra
             user: "hdfs".into(),
             groups: vec![],
             delegation_token: Vec::new(),
+            federation_version: 0,
         }),
         op_bin: codec::encode(&AdminOp::AddMember {
             id: 9,

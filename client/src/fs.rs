@@ -283,6 +283,8 @@ impl Core {
                 .as_ref()
                 .map(|(t, _)| t.clone())
                 .unwrap_or_default(),
+            // Not routed by a mount table (the SDK's direct mode will be).
+            federation_version: 0,
         }
     }
 

@@ -124,6 +124,21 @@ impl Federation {
         self.nameservices.get(name)
     }
 
+    /// The paths of nameservice `name` that the mount table leads into
+    /// (every destination in it), sorted: what it owns at this version.
+    pub fn owned_by(&self, name: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .mounts
+            .entries()
+            .flat_map(|e| e.destinations.iter())
+            .filter(|d| d.nameservice == name)
+            .map(|d| d.path.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
     /// Check `change` and apply it, bumping the version; or change nothing and say why.
     pub fn apply(&mut self, change: FederationChange) -> Result<(), MountTableError> {
         match change {

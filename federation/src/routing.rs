@@ -121,7 +121,8 @@ pub fn retarget(op: &Op, path: &str) -> Op {
         | Op::RenewDelegationToken { .. }
         | Op::CancelDelegationToken { .. }
         | Op::AddDelegationKey { .. }
-        | Op::ExpireDelegationTokens { .. } => {}
+        | Op::ExpireDelegationTokens { .. }
+        | Op::SetOwnership { .. } => {}
     }
     op
 }

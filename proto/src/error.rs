@@ -96,6 +96,12 @@ pub enum FsError {
     /// EXDEV between Unix file systems). Copy, then delete.
     #[error("{0}")]
     CrossNameservice(String),
+    /// A call routed by a mount table of version N named a path this
+    /// nameservice does not own at `version` (the one it knows): the
+    /// caller's table is stale. It refreshes it (to `version` at least)
+    /// and routes the call again.
+    #[error("{message}")]
+    NotOwned { version: u64, message: String },
 }
 
 impl FsError {
@@ -110,7 +116,8 @@ impl FsError {
             | FsError::Timeout(_)
             | FsError::SafeMode(_)
             | FsError::NotReplicatedYet(_)
-            | FsError::RecoveryInProgress(_) => true,
+            | FsError::RecoveryInProgress(_)
+            | FsError::NotOwned { .. } => true,
             FsError::FileNotFound(_)
             | FsError::FileAlreadyExists(_)
             | FsError::ParentNotDirectory(_)
@@ -163,6 +170,7 @@ impl FsError {
             FsError::InvalidToken(_) => "InvalidBlockTokenException",
             FsError::Unroutable(_) => "NoLocationException",
             FsError::CrossNameservice(_) => "IOException",
+            FsError::NotOwned { .. } => "StaleMountTableException",
         }
     }
 
@@ -186,6 +194,7 @@ impl FsError {
             FsError::InvalidToken(_) => 403,
             FsError::Unroutable(_) => 404,
             FsError::CrossNameservice(_) => 403,
+            FsError::NotOwned { .. } => 503,
         }
     }
 }

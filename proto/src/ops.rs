@@ -211,6 +211,15 @@ pub enum Op {
     ExpireDelegationTokens {
         sequence_numbers: Vec<u64>,
     },
+    // ---- federation (appended: the tags above are on disk) ----
+    /// The paths this nameservice owns in the federation: the mount
+    /// table's destinations that lead into it, at table `version` (set by
+    /// the routers; superuser only). A routed call for another path is
+    /// refused with `NotOwned`. Returns `Unit`.
+    SetOwnership {
+        version: u64,
+        prefixes: Vec<String>,
+    },
 }
 
 impl Op {
@@ -257,7 +266,8 @@ impl Op {
             | Op::RenewDelegationToken { .. }
             | Op::CancelDelegationToken { .. }
             | Op::AddDelegationKey { .. }
-            | Op::ExpireDelegationTokens { .. } => "",
+            | Op::ExpireDelegationTokens { .. }
+            | Op::SetOwnership { .. } => "",
             Op::SetDatanodeAdmin { node, .. } => node,
         }
     }
@@ -295,6 +305,7 @@ impl Op {
             Op::CancelDelegationToken { .. } => "cancelDelegationToken",
             Op::AddDelegationKey { .. } => "addDelegationKey",
             Op::ExpireDelegationTokens { .. } => "expireDelegationTokens",
+            Op::SetOwnership { .. } => "setOwnership",
         }
     }
 }

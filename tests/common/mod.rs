@@ -763,6 +763,17 @@ pub async fn raw_call(
     call_id: u64,
     op: &Op,
 ) -> Result<OpResult, FsError> {
+    raw_routed_call(c, client_id, call_id, op, 0).await
+}
+
+/// As [`raw_call`], saying it was routed by mount-table version `routed_by`.
+pub async fn raw_routed_call(
+    c: &mut pb::namespace_client::NamespaceClient<tonic::transport::Channel>,
+    client_id: &str,
+    call_id: u64,
+    op: &Op,
+    routed_by: u64,
+) -> Result<OpResult, FsError> {
     let req = pb::CallRequest {
         ctx: Some(pb::CallContext {
             client_id: client_id.into(),
@@ -770,6 +781,7 @@ pub async fn raw_call(
             user: "hdfs".into(),
             groups: vec![],
             delegation_token: Vec::new(),
+            federation_version: routed_by,
         }),
         op_bin: codec::encode(op).unwrap(),
         ..Default::default()

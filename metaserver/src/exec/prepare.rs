@@ -101,6 +101,7 @@ pub fn lock_requests(op: &Op) -> Vec<PathLockRequest> {
         | Op::CancelDelegationToken { .. }
         | Op::AddDelegationKey { .. }
         | Op::ExpireDelegationTokens { .. }
+        | Op::SetOwnership { .. }
         | Op::GetFileInfo { .. }
         | Op::GetListing { .. }
         | Op::GetContentSummary { .. }

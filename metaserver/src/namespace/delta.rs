@@ -92,6 +92,9 @@ pub enum Mutation {
     SetDelegationKeys(Vec<raftfs_proto::DelegationKey>),
     /// Mergeable: the token sequence counter becomes at least this.
     AdvanceDelegationSeq(u64),
+    /// Replace the federation paths this nameservice owns (appended: the
+    /// tags above are on disk).
+    SetOwnership(super::ownership::Ownership),
 }
 
 /// The outcome of planning one operation.

@@ -18,6 +18,7 @@ pub mod data;
 pub mod delegation;
 pub mod delta;
 pub mod overlay;
+pub mod ownership;
 pub mod permission;
 pub mod plan;
 pub mod read;
@@ -240,7 +241,8 @@ pub fn is_cached_in_retry_table(op: &Op) -> bool {
         | Op::RenewDelegationToken { .. }
         | Op::CancelDelegationToken { .. }
         | Op::AddDelegationKey { .. }
-        | Op::ExpireDelegationTokens { .. } => true,
+        | Op::ExpireDelegationTokens { .. }
+        | Op::SetOwnership { .. } => true,
         // Renewing a lease again is the same as renewing it once; reads are not logged.
         Op::RenewLease
         | Op::GetFileInfo { .. }

@@ -483,6 +483,13 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
             Mutation::SetDelegationKeys(keys) => {
                 self.put_meta_undo(undo, delegation::META_DELEGATION_KEYS, Some(encode_row(keys)));
             }
+            Mutation::SetOwnership(owned) => {
+                // Pushes planned concurrently on a leader may land in
+                // either order: the newer table's set wins.
+                if super::ownership::ownership(self)?.is_none_or(|c| c.version <= owned.version) {
+                    self.put_meta_undo(undo, super::ownership::META_OWNERSHIP, Some(encode_row(owned)));
+                }
+            }
             Mutation::AdvanceDelegationSeq(next) => {
                 if *next > delegation::next_sequence_number(self)? {
                     let v = next.to_le_bytes().to_vec();

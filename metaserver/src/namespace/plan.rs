@@ -169,6 +169,7 @@ fn plan_with<V: ReadView + ?Sized>(
         Op::CancelDelegationToken { token } => p.cancel_delegation_token(token)?,
         Op::AddDelegationKey { key } => p.add_delegation_key(key)?,
         Op::ExpireDelegationTokens { sequence_numbers } => p.expire_delegation_tokens(sequence_numbers)?,
+        Op::SetOwnership { version, prefixes } => p.set_ownership(*version, prefixes)?,
         Op::GetFileInfo { .. }
         | Op::GetListing { .. }
         | Op::GetContentSummary { .. }

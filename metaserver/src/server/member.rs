@@ -475,6 +475,17 @@ impl Member {
         self.data.writes.mode()
     }
 
+    /// Refuse a call routed by mount-table version `routed_by` for a path
+    /// this nameservice does not own (see `namespace::ownership`). Reads
+    /// the applied ownership row; calls that were not routed cost nothing.
+    pub fn check_routed(&self, routed_by: u64, op: &Op) -> Result<(), FsError> {
+        if routed_by == 0 {
+            return Ok(());
+        }
+        let owned = namespace::ownership::ownership(&*self.shared.store.view())?;
+        namespace::ownership::check_routed(owned.as_ref(), routed_by, op)
+    }
+
     /// Reads this member has served (leader or follower).
     pub fn reads_served(&self) -> u64 {
         self.reads_served.load(Ordering::Relaxed)

@@ -121,10 +121,12 @@ fn check_client_op(op: &Op, method: AuthMethod) -> Result<(), FsError> {
 async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, peer: &Peer) -> pb::CallReply {
     let (result, index): (Result<OpResult, FsError>, u64) = async {
         let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
+        let routed_by = req.ctx.as_ref().map_or(0, |c| c.federation_version);
         let (ctx, method) = ctx_from(req.ctx, member, peer)?;
         let op: Op = codec::decode(&req.op_bin, "op")?;
         let mode = ReadMode::from_wire(req.read_mode)?;
         check_client_op(&op, method)?;
+        member.check_routed(routed_by, &op)?;
         Ok(member.call_from(ctx, op, mode, req.min_index, host).await)
     }
     .await

@@ -58,6 +58,13 @@ use super::merge::{directory_status, last_component, merge_listing, sum_summarie
 use super::nameservices::Nameservices;
 use crate::group::FederationView;
 
+/// Most times one call is routed again after a nameservice said the
+/// router's table is stale.
+pub const MAX_REROUTES: u32 = 2;
+/// Longest a call waits for this router to reach the table version a
+/// nameservice named, before it gives up with the `NotOwned` answer.
+pub const MAX_REROUTE_WAIT_MS: u64 = 2_000;
+
 /// Most mount points below one directory whose destinations a listing
 /// page asks for their status (the rest show their entry only).
 pub const MAX_MOUNT_STATUS_LOOKUPS_PER_PAGE: usize = 64;
@@ -139,6 +146,7 @@ impl CallRouter {
             user: self.superuser.clone(),
             groups: Vec::new(),
             delegation_token: Vec::new(),
+            federation_version: 0,
         };
         let setting = |q: Option<u64>| q.map_or(QuotaSetting::Clear, QuotaSetting::Set);
         let mkdirs = Op::Mkdirs {
@@ -159,19 +167,71 @@ impl CallRouter {
     }
 
     /// Route and run one call of the caller `ctx` names (its user already
-    /// authenticated by the router).
+    /// authenticated by the router). The call carries the table version it
+    /// was routed by; a nameservice that knows a newer table and does not
+    /// own the path answers `NotOwned`, and the call is routed again once
+    /// this router has that version (at most [`MAX_REROUTES`] times, each
+    /// waiting at most [`MAX_REROUTE_WAIT_MS`]). A refused call was not run,
+    /// so routing it again is safe.
     pub async fn call(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
-        let fed = self.view.current();
+        let mut fed = self.view.current();
+        let mut reroutes = 0;
+        loop {
+            let routed = pb::CallContext {
+                federation_version: fed.version(),
+                ..ctx.clone()
+            };
+            match self.route(&fed, &routed, op).await {
+                Err(FsError::NotOwned { version, message }) if reroutes < MAX_REROUTES && version > fed.version() => {
+                    reroutes += 1;
+                    let mut seen = self.view.watch_version();
+                    let wait = std::time::Duration::from_millis(MAX_REROUTE_WAIT_MS);
+                    if tokio::time::timeout(wait, seen.wait_for(|v| *v >= version))
+                        .await
+                        .is_err()
+                    {
+                        return Err(FsError::NotOwned { version, message });
+                    }
+                    fed = self.view.current();
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// Tell nameservice `ns` the paths it owns at table `version` (as the
+    /// superuser; not a routed call, so never refused as not owned).
+    pub async fn push_ownership(
+        &self,
+        fed: &Federation,
+        ns: &str,
+        version: u64,
+        prefixes: Vec<String>,
+    ) -> Result<(), FsError> {
+        let ctx = pb::CallContext {
+            client_id: self.own_client_id.clone(),
+            call_id: self.next_call_id.fetch_add(1, Ordering::Relaxed),
+            user: self.superuser.clone(),
+            groups: Vec::new(),
+            delegation_token: Vec::new(),
+            federation_version: 0,
+        };
+        self.forward(fed, &ctx, ns, &Op::SetOwnership { version, prefixes })
+            .await
+            .map(|_| ())
+    }
+
+    async fn route(&self, fed: &Federation, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
         match op {
-            Op::RenewLease => self.renew_lease(&fed, ctx).await,
-            Op::GetFileInfo { path } => self.file_info(&fed, ctx, path).await,
+            Op::RenewLease => self.renew_lease(fed, ctx).await,
+            Op::GetFileInfo { path } => self.file_info(fed, ctx, path).await,
             Op::GetListing {
                 path,
                 start_after,
                 limit,
-            } => self.listing(&fed, ctx, path, start_after, *limit).await,
-            Op::GetContentSummary { path } => self.content_summary(&fed, ctx, path).await,
-            Op::Rename { .. } | Op::Rename2 { .. } => self.rename(&fed, ctx, op).await,
+            } => self.listing(fed, ctx, path, start_after, *limit).await,
+            Op::GetContentSummary { path } => self.content_summary(fed, ctx, path).await,
+            Op::Rename { .. } | Op::Rename2 { .. } => self.rename(fed, ctx, op).await,
             Op::CommitBlockSynchronization { .. } | Op::AddDelegationKey { .. } | Op::ExpireDelegationTokens { .. } => {
                 Err(FsError::InvalidArgument(format!(
                     "{} comes from a nameservice's own members and DataNodes, not from clients",
@@ -182,6 +242,9 @@ impl CallRouter {
                 "decommissioning is per nameservice: run dfsadmin against its members (--fs raftfs://MEMBER,...)"
                     .into(),
             )),
+            Op::SetOwnership { .. } => Err(FsError::InvalidArgument(
+                "setOwnership is the routers' own call to a nameservice, not a client's".into(),
+            )),
             Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. } | Op::CancelDelegationToken { .. } => {
                 Err(FsError::Unsupported(
                     "routers do not issue delegation tokens yet: fetch one from the nameservice's members \
@@ -189,7 +252,7 @@ impl CallRouter {
                         .into(),
                 ))
             }
-            _ => self.path_call(&fed, ctx, op).await,
+            _ => self.path_call(fed, ctx, op).await,
         }
     }
 

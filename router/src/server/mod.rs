@@ -6,6 +6,7 @@
 
 pub mod namespace_service;
 pub mod node;
+pub mod ownership_pusher;
 pub mod service;
 
 use std::sync::Arc;

@@ -36,6 +36,7 @@ use crate::federation::{Federation, FederationChange};
 use crate::group::{FederationCommand, FederationView, LogStore, MountTableRaft, MountTableStateMachine, Snapshots};
 use crate::mount_table::MountTableChange;
 use crate::proxy::{CallRouter, Nameservices};
+use crate::server::ownership_pusher::{self, Pushed};
 
 /// How a router runs.
 #[derive(Debug, Clone)]
@@ -72,7 +73,10 @@ pub struct RouterNode {
     /// Put in safe mode by an operator (`routeradmin -safemode enter`).
     manual_safe_mode: AtomicBool,
     /// Client calls of the federated namespace.
-    pub calls: CallRouter,
+    pub calls: Arc<CallRouter>,
+    /// What each nameservice was last told it owns (and the lock that
+    /// orders revocations before commits).
+    pushed: Pushed,
 }
 
 fn fs(e: FsError) -> RouterError {
@@ -124,11 +128,18 @@ impl RouterNode {
                 cfg.timings.snapshot_interval_secs,
             )));
         }
-        let calls = CallRouter::new(
+        let calls = Arc::new(CallRouter::new(
             view.clone(),
             Nameservices::new(cfg.security.dialer.clone()),
             &version.superuser,
-        );
+        ));
+        let pushed: Pushed = Default::default();
+        tasks.push(tokio::spawn(ownership_pusher::push_ownership(
+            raft.clone(),
+            view.clone(),
+            calls.clone(),
+            pushed.clone(),
+        )));
         Ok(RouterNode {
             raft,
             version,
@@ -142,6 +153,7 @@ impl RouterNode {
             safe_mode_after: Duration::from_millis(cfg.safe_mode_after_ms),
             manual_safe_mode: AtomicBool::new(false),
             calls,
+            pushed,
         })
     }
 
@@ -163,12 +175,28 @@ impl RouterNode {
     /// Make `change` for `user`: the superuser only, through the leader.
     pub async fn change(&self, user: &str, change: FederationChange) -> Result<u64, RouterError> {
         self.check_superuser(user, "change the mount table")?;
+        // Only the leader acts on nameservices for a change (a follower's
+        // revocation would outlive a change it never commits).
+        let m = self.raft.metrics().borrow_watched().clone();
+        if m.state != openraft::ServerState::Leader {
+            let leader = m.current_leader.and_then(|id| {
+                self.addr_of(id)
+                    .map(|addr| raftfs_proto::LeaderHint { member_id: id, addr })
+            });
+            return Err(fs(FsError::NotLeader { leader }));
+        }
         // A quota is made enforceable in the nameservice before the table
         // says it holds (a refused change leaves a quota the table lacks,
         // which the next -setQuota or -clrQuota replaces).
         if let FederationChange::Mount(MountTableChange::SetQuota { source, quota }) = &change {
             self.calls.enforce_mount_quota(source, *quota).await.map_err(fs)?;
         }
+        // Paths leave a nameservice before the table sends them elsewhere;
+        // the lock keeps the pusher from handing them back meanwhile.
+        let mut told = self.pushed.lock().await;
+        ownership_pusher::revoke_before(&self.calls, &self.view.current(), &change, &mut told)
+            .await
+            .map_err(fs)?;
         let cmd = FederationCommand {
             change,
             by: user.to_string(),
