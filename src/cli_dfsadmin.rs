@@ -8,15 +8,17 @@
 //! against every nameservice, and `-report` shows each DataNode's state in
 //! every block pool and for the node as a whole.
 
-use std::collections::BTreeMap;
+use chrono::Local;
 
-use chrono::{Local, TimeZone};
+use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
+use raftfs_router::admin_client::RouterAdminClient;
+use raftfs_router::RouterError;
 
-use raftfs_client::{ClientOptions, FileSystem, Identity};
+use crate::cli_dfsadmin_report::{pct, report, ReportScope};
 use raftfs_proto::admin::FsckReport;
-use raftfs_proto::{AdminOp, AdminResult, AdminState, DatanodeInfo, FsError, Op, SafeModeAction};
+use raftfs_proto::{AdminOp, AdminResult, FsError, Op, SafeModeAction};
 
-pub const USAGE: &str = "Usage: raftfs dfsadmin [--nameservices \"raftfs://h:p,...;raftfs://h:p,...\"] [--user USER]
+pub const USAGE: &str = "Usage: raftfs dfsadmin [--nameservices \"raftfs://h:p,...;raftfs://h:p,...\"] [--router raftfs://h:p,...] [--user USER]
 \t[-report [-live] [-dead] [-decommissioning]]
 \t[-safemode <enter | leave | get | wait>]
 \t[-decommission <datanode uuid | host:port | host>]
@@ -68,115 +70,78 @@ async fn refresh_groups(spec: &str, user: Option<&str>) -> Result<(), FsError> {
     res
 }
 
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
+/// What `-report` covers: with `router` named, every nameservice the
+/// federation registers (by name, with its block pool) and the federation
+/// itself; else the nameservices of `spec`, named by their addresses.
+async fn report_scope(spec: Option<&str>, router: Option<&str>, user: Option<&str>) -> Result<ReportScope, FsError> {
+    let Some(router) = router else {
+        let spec = spec.ok_or_else(|| {
+            FsError::InvalidArgument(
+                "pass --nameservices, --fs or --router (or set RAFTFS_NAMESERVICES, RAFTFS_FS or RAFTFS_ROUTER)".into(),
+            )
+        })?;
+        return Ok(ReportScope {
+            nameservices: connect_all(spec, user)?
+                .into_iter()
+                .map(|(n, fs)| (n, fs, None))
+                .collect(),
+            federation: None,
+        });
+    };
+    let addrs = raftfs_client::uri::parse_fs(router)?;
+    let admin = RouterAdminClient::new(addrs, ClientTls::FromEnv.dialer()?).map_err(|e| match e {
+        RouterError::Fs(e) => e,
+        e => FsError::InvalidArgument(e.to_string()),
+    })?;
+    let federation = admin
+        .federation(0, 0)
+        .await
+        .map_err(|e| match e {
+            RouterError::Fs(e) => e,
+            e => FsError::Internal(e.to_string()),
+        })?
+        .federation;
+    let mut nameservices = Vec::new();
+    for ns in federation.nameservices() {
+        let members: Vec<&str> = ns.members.values().map(String::as_str).collect();
+        let fs = FileSystem::connect(
+            &format!("raftfs://{}", members.join(",")),
+            Identity::resolve(user),
+            ClientOptions::default(),
+        )?;
+        nameservices.push((ns.name.clone(), fs, Some(ns.block_pool_id.clone())));
     }
-    format!("{n} ({v:.2} {})", UNITS[u])
+    Ok(ReportScope {
+        nameservices,
+        federation: Some(federation),
+    })
 }
 
-fn pct(a: u64, b: u64) -> String {
-    if b == 0 {
-        "0.00%".into()
-    } else {
-        format!("{:.2}%", a as f64 * 100.0 / b as f64)
-    }
-}
-
-/// The state of a node across its block pools (HDFS Federation: a node is
-/// decommissioned once every pool has drained it).
-fn overall(states: &[AdminState]) -> &'static str {
-    if states.iter().all(|s| *s == AdminState::Decommissioned) {
-        "Decommissioned"
-    } else if states.iter().all(|s| *s == AdminState::Normal) {
-        "Normal"
-    } else if states.contains(&AdminState::Normal) {
-        "Decommission partially started"
-    } else {
-        "Decommission in progress"
-    }
-}
-
-async fn report(all: &[(String, FileSystem)], filter: &[&str]) -> Result<(), FsError> {
-    // uuid → (its freshest info, (nameservice, state, pool bytes) per pool)
-    type PerPool = Vec<(String, AdminState, u64)>;
-    let mut nodes: BTreeMap<String, (DatanodeInfo, PerPool)> = BTreeMap::new();
-    for (name, fs) in all {
-        let infos = match fs.admin(AdminOp::DatanodeReport).await? {
-            AdminResult::Datanodes(d) => d,
-            other => return Err(FsError::Internal(format!("report answered {other:?}"))),
-        };
-        for i in infos {
-            let e = nodes
-                .entry(i.id.uuid.clone())
-                .or_insert_with(|| (i.clone(), Vec::new()));
-            e.1.push((name.clone(), i.admin_state, i.block_pool_used_bytes));
-            if i.live && i.last_heartbeat_ago_ms < e.0.last_heartbeat_ago_ms {
-                e.0 = DatanodeInfo {
-                    admin_state: e.0.admin_state,
-                    ..i
-                };
-            }
-        }
-    }
-    let live: Vec<_> = nodes.values().filter(|(i, _)| i.live).collect();
-    let dead: Vec<_> = nodes.values().filter(|(i, _)| !i.live).collect();
-    let cap: u64 = live.iter().map(|(i, _)| i.capacity_bytes).sum();
-    let used: u64 = live.iter().map(|(i, _)| i.dfs_used_bytes).sum();
-    let rem: u64 = live.iter().map(|(i, _)| i.remaining_bytes).sum();
-    println!("Configured Capacity: {}", bytes(cap));
-    println!("Present Capacity: {}", bytes(used + rem));
-    println!("DFS Remaining: {}", bytes(rem));
-    println!("DFS Used: {}", bytes(used));
-    println!("DFS Used%: {}", pct(used, used + rem));
-    println!();
-    println!("-------------------------------------------------");
-    let show = |kind: &str| filter.is_empty() || filter.contains(&kind);
-    for (title, list, kind) in [("Live", &live, "-live"), ("Dead", &dead, "-dead")] {
-        if !(show(kind) || kind == "-live" && show("-decommissioning")) {
-            continue;
-        }
-        let list: Vec<_> = list
-            .iter()
-            .filter(|(_, pools)| {
-                !filter.contains(&"-decommissioning") || pools.iter().any(|p| p.1 == AdminState::DecommissionInProgress)
-            })
-            .collect();
-        println!("{title} datanodes ({}):", list.len());
-        println!();
-        for (i, pools) in list {
-            let states: Vec<AdminState> = pools.iter().map(|p| p.1).collect();
-            println!("Name: {} ({})", i.id.addr, i.id.hostname);
-            println!("Hostname: {}", i.id.hostname);
-            println!("Decommission Status : {}", overall(&states));
-            println!("Configured Capacity: {}", bytes(i.capacity_bytes));
-            println!("DFS Used: {}", bytes(i.dfs_used_bytes));
-            println!("DFS Remaining: {}", bytes(i.remaining_bytes));
-            println!("DFS Used%: {}", pct(i.dfs_used_bytes, i.capacity_bytes));
-            println!("Xceivers: {}", i.xceivers);
-            println!("Volume Failures: {}", i.failed_volumes);
-            let last = chrono::Utc::now().timestamp_millis() - i.last_heartbeat_ago_ms as i64;
-            if let chrono::LocalResult::Single(t) = Local.timestamp_millis_opt(last) {
-                println!("Last contact: {}", t.format("%a %b %d %H:%M:%S %Z %Y"));
-            }
-            for (ns, state, bp_used) in pools {
-                println!("Block pool of {ns}: Used {}, {}", bytes(*bp_used), state.describe());
-            }
-            println!();
-        }
-    }
-    Ok(())
-}
-
-pub async fn run(spec: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
+pub async fn run(spec: Option<String>, router: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
     let usage = || {
         eprintln!("{USAGE}");
         255
     };
+    if args.first().is_some_and(|a| a == "-report") {
+        let flags: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+        if flags
+            .iter()
+            .any(|a| !["-live", "-dead", "-decommissioning", "-json"].contains(a))
+        {
+            return usage();
+        }
+        let r = match report_scope(spec.as_deref(), router.as_deref(), user.as_deref()).await {
+            Ok(scope) => report(&scope, &flags).await,
+            Err(e) => Err(e),
+        };
+        return match r {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("dfsadmin: {}: {e}", e.exception_name());
+                1
+            }
+        };
+    }
     let Some(spec) = spec else {
         eprintln!("dfsadmin: pass --nameservices (or --fs), or set RAFTFS_NAMESERVICES / RAFTFS_FS");
         return 255;
@@ -189,13 +154,6 @@ pub async fn run(spec: Option<String>, user: Option<String>, args: Vec<String>) 
         }
     };
     let r: Result<(), FsError> = match args.first().map(String::as_str) {
-        Some("-report") => {
-            let rest: Vec<&str> = args[1..].iter().map(String::as_str).collect();
-            if rest.iter().any(|a| !["-live", "-dead", "-decommissioning"].contains(a)) {
-                return usage();
-            }
-            report(&all, &rest).await
-        }
         Some("-safemode") => {
             let action = match args.get(1).map(String::as_str) {
                 Some("get") | Some("wait") => SafeModeAction::Get,

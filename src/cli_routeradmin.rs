@@ -117,7 +117,7 @@ fn quota_text(q: Option<u64>) -> String {
     q.map_or("-".into(), |v| v.to_string())
 }
 
-fn print_entries<'a>(entries: impl Iterator<Item = &'a MountEntry>) {
+pub(crate) fn print_entries<'a>(entries: impl Iterator<Item = &'a MountEntry>) {
     println!("Mount Table Entries:");
     println!(
         "{:<25} {:<25} {:<12} {:<12} {:<10} {:<9} {:<8} Quota",

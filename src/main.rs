@@ -5,6 +5,7 @@ mod cli_datanode;
 mod cli_dev;
 mod cli_dev_routers;
 mod cli_dfsadmin;
+mod cli_dfsadmin_report;
 mod cli_fetchdt;
 mod cli_format;
 mod cli_haadmin;
@@ -47,12 +48,18 @@ enum Cmd {
     /// File system shell commands, as `hdfs dfs` (run `raftfs dfs -help`).
     #[command(disable_help_flag = true)]
     Dfs {
-        /// Any member of the nameservice, raftfs://host:port[,host:port...]
+        /// Any members of the nameservice, or the routers of a federation,
+        /// raftfs://host:port[,host:port...]
         #[arg(long, env = "RAFTFS_FS")]
         fs: Option<String>,
         /// The user to act as (default: env RAFTFS_USER, else the OS user)
         #[arg(long)]
         user: Option<String>,
+        /// Through routers: route each call in this client, straight to
+        /// the nameservice that owns the path (direct), or send every call
+        /// to a router (router)
+        #[arg(long, env = "RAFTFS_ROUTING", default_value = "direct")]
+        routing: raftfs_client::Routing,
         /// The command and its arguments, e.g. -ls -R /
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
@@ -67,6 +74,10 @@ enum Cmd {
         nameservices: Option<String>,
         #[arg(long, env = "RAFTFS_FS")]
         fs: Option<String>,
+        /// The routers of a federation: -report then covers every
+        /// nameservice they register, and shows the federation
+        #[arg(long, env = "RAFTFS_ROUTER")]
+        router: Option<String>,
         #[arg(long, env = "RAFTFS_USER")]
         user: Option<String>,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -195,7 +206,12 @@ fn main() {
                 report(cli_metaserver::run(*a).await)
             }
             Cmd::Dev(a) => report(cli_dev::run(a).await),
-            Cmd::Dfs { fs, user, args } => dfs(fs, user, args).await,
+            Cmd::Dfs {
+                fs,
+                user,
+                routing,
+                args,
+            } => dfs(fs, user, routing, args).await,
             Cmd::Fetchdt(a) => cli_fetchdt::run(a).await,
             Cmd::Haadmin { fs, user, args } => cli_haadmin::run(fs, user, args).await,
             Cmd::Router(a) => report(cli_router::run(a).await),
@@ -207,6 +223,7 @@ fn main() {
             Cmd::Dfsadmin {
                 nameservices,
                 fs,
+                router,
                 user,
                 args,
             } => {
@@ -214,7 +231,7 @@ fn main() {
                     println!("{}", cli_dfsadmin::USAGE);
                     return if args.is_empty() { 255 } else { 0 };
                 }
-                cli_dfsadmin::run(nameservices.or(fs), user, args).await
+                cli_dfsadmin::run(nameservices.or(fs), router, user, args).await
             }
             Cmd::Fsck {
                 nameservices,
@@ -248,7 +265,7 @@ fn report(r: anyhow::Result<()>) -> i32 {
     }
 }
 
-async fn dfs(fs: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
+async fn dfs(fs: Option<String>, user: Option<String>, routing: raftfs_client::Routing, args: Vec<String>) -> i32 {
     if args.first().is_some_and(|a| a == "-help" || a == "--help" || a == "-h") || args.is_empty() {
         println!("{}", raftfs_client::dfs::USAGE);
         return if args.is_empty() {
@@ -268,7 +285,11 @@ async fn dfs(fs: Option<String>, user: Option<String>, args: Vec<String>) -> i32
         return raftfs_client::dfs::EXIT_USAGE;
     };
     let identity = raftfs_client::Identity::resolve(user.as_deref());
-    let client = match raftfs_client::FileSystem::connect(&fs, identity, raftfs_client::ClientOptions::default()) {
+    let opts = raftfs_client::ClientOptions {
+        routing,
+        ..raftfs_client::ClientOptions::default()
+    };
+    let client = match raftfs_client::FileSystem::connect(&fs, identity, opts) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("dfs: {e}");

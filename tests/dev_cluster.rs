@@ -2,7 +2,8 @@
 //! router; it prints the router's and each nameservice's `--fs` value once
 //! serving, every DataNode serves both block pools, the router serves both
 //! nameservices as one namespace through the tour's mount table, it stops
-//! every process on Ctrl-C (SIGINT), and when run again on the same
+//! every process on Ctrl-C (SIGINT), `dfsadmin -report` (and `-json`)
+//! shows the cluster, its nameservices and the mount table, and when run again on the same
 //! directory it restarts with the data (and the mount table) intact.
 
 mod common;
@@ -142,6 +143,64 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
         (0, "hello through the router\n".to_string()),
         "/data lives in ns2"
     );
+    // The cluster view: every nameservice with its ids, leader and health,
+    // every DataNode's use of each block pool, and the mount table.
+    let report = Command::new(common::BIN)
+        .env("RAFTFS_CA", &ca)
+        .args(["dfsadmin", "--router", &p.routers, "-report", "-json"])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&report.stdout).expect("-report -json is JSON");
+    assert!(r["cluster_id"].as_str().is_some_and(|c| c.starts_with("CID-")), "{r}");
+    let nss = r["nameservices"].as_array().expect("nameservices");
+    assert_eq!(nss.len(), 2, "{r}");
+    for (ns, name) in nss.iter().zip(["ns1", "ns2"]) {
+        assert_eq!(ns["name"], name);
+        assert!(ns["namespace_id"].as_u64().is_some_and(|id| id > 0), "{ns}");
+        assert!(
+            ns["block_pool_id"].as_str().is_some_and(|b| b.starts_with("BP-")),
+            "{ns}"
+        );
+        assert!(ns["leader"].as_u64().is_some(), "{ns}");
+        assert_eq!(ns["members"].as_array().map(Vec::len), Some(3), "{ns}");
+    }
+    let dns = r["datanodes"].as_array().expect("datanodes");
+    assert_eq!(dns.len(), 2, "{r}");
+    for dn in dns {
+        let pools: Vec<&str> = dn["pools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["nameservice"].as_str())
+            .collect();
+        assert_eq!(pools, ["ns1", "ns2"], "each DataNode reports both pools: {dn}");
+    }
+    let sources: Vec<&str> = r["mount_table"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["source"].as_str())
+        .collect();
+    assert!(
+        sources.contains(&"/data") && sources.contains(&"/shared"),
+        "{sources:?}"
+    );
+    let text = Command::new(common::BIN)
+        .env("RAFTFS_CA", &ca)
+        .args(["dfsadmin", "--router", &p.routers, "-report"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    for want in [
+        "Cluster ID: CID-",
+        "Nameservice ns1: NamespaceID",
+        "Mount table (version",
+        "Block pool of ns2",
+    ] {
+        assert!(text.contains(want), "-report shows {want:?}:\n{text}");
+    }
+
     let members = pids(dir.path());
     assert_eq!(members.len(), 9, "a pid file per member, DataNode and router");
     assert!(members.iter().all(|p| alive(*p)));

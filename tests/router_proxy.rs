@@ -18,104 +18,26 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::federated::{names, Federated};
 use common::routers::Routers;
 use common::Cluster;
-use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
+use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity, Routing};
 use raftfs_proto::{FsError, Op, OpResult, Permission};
 
-/// Two nameservices (ns1, ns2) of one member each, three DataNodes serving
-/// both, and `routers` routers with both registered and this mount table:
-/// /user → ns1:/user, /data → ns2:/data, /ro → ns1:/ro (read-only),
-/// /shared → ns1:/shared + ns2:/shared (HASH_ALL), /a/b → ns2:/ab.
-struct Federated {
-    ns1: Cluster,
-    ns2: Cluster,
-    routers: Routers,
-}
-
-impl Federated {
-    async fn start(routers: usize) -> Federated {
-        let mut ns1 = Cluster::start(1, "memory");
-        let ns2 = ns1.start_sibling(1, "ns2");
-        ns1.start_datanodes(3, &["--nameservice", &ns2.fs_uri()]);
-        ns1.wait_datanodes(3).await;
-        ns2.wait_datanodes(3).await;
-        let routers = Routers::start(&ns1, routers);
-        routers.admin_ok(&["-addNameservice", "ns1", &ns1.fs_uri()]);
-        routers.admin_ok(&["-addNameservice", "ns2", &ns2.fs_uri()]);
-        for args in [
-            &["-add", "/user", "ns1", "/user"][..],
-            &["-add", "/data", "ns2", "/data"],
-            &["-add", "/ro", "ns1", "/ro", "-readonly"],
-            &["-add", "/shared", "ns1,ns2", "/shared", "-order", "HASH_ALL"],
-            &["-add", "/a/b", "ns2", "/ab", "-owner", "alice", "-mode", "750"],
-        ] {
-            routers.admin_ok(args);
-        }
-        let version = routers.version().await;
-        routers.wait_version(version).await;
-        // The superuser makes each user's home, as an HDFS admin does.
-        for (ns, dirs) in [
-            (&ns1, &["/user/alice", "/ro", "/shared"][..]),
-            (&ns2, &["/data", "/shared"]),
-        ] {
-            for d in dirs {
-                let (code, out, err) = ns.dfs("hdfs", &["-mkdir", "-p", d]);
-                assert_eq!(code, 0, "{out}{err}");
-                let (code, out, err) = ns.dfs("hdfs", &["-chmod", "777", d]);
-                assert_eq!(code, 0, "{out}{err}");
-            }
-        }
-        Federated { ns1, ns2, routers }
-    }
-
-    /// `raftfs dfs --fs <routers> --user USER ARGS`.
-    fn dfs(&self, user: &str, args: &[&str]) -> (i32, String, String) {
-        let out = self
-            .ns1
-            .cli()
-            .args(["dfs", "--fs", &self.routers.uri(None), "--user", user])
-            .args(args)
-            .output()
-            .expect("run raftfs dfs");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into(),
-            String::from_utf8_lossy(&out.stderr).into(),
-        )
-    }
-
-    fn dfs_ok(&self, user: &str, args: &[&str]) -> String {
-        let (code, out, err) = self.dfs(user, args);
-        assert_eq!(code, 0, "dfs {args:?}: {out}{err}\n{}", self.routers.logs());
-        out
-    }
-
-    /// `args` fails through the router, saying `says`.
-    fn dfs_refused(&self, args: &[&str], says: &str) {
-        let (code, out, err) = self.dfs("alice", args);
-        assert_ne!(code, 0, "dfs {args:?} should fail: {out}");
-        assert!(err.contains(says), "dfs {args:?} should say {says:?}: {err}");
-    }
-
-    /// An SDK handle on the routers.
-    fn client(&self, user: &str, opts: ClientOptions) -> FileSystem {
-        FileSystem::connect(&self.routers.uri(None), Identity::new(user, &[]), opts).expect("connect to the routers")
-    }
-}
-
-fn names(listing: &str) -> Vec<String> {
-    listing
-        .lines()
-        .filter(|l| l.starts_with('d') || l.starts_with('-'))
-        .filter_map(|l| l.split_whitespace().last())
-        .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
-        .collect()
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_namespace_over_two_nameservices_through_a_router() {
+    one_namespace_over_two_nameservices(Routing::ViaRouter).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_namespace_over_two_nameservices() {
-    let f = Federated::start(1).await;
+async fn one_namespace_over_two_nameservices_routed_by_the_sdk() {
+    one_namespace_over_two_nameservices(Routing::Direct).await;
+}
+
+/// The federated namespace's behaviour, the same whether a router or the
+/// SDK itself routes the calls.
+async fn one_namespace_over_two_nameservices(routing: Routing) {
+    let f = Federated::start(1, routing).await;
 
     // Files land in the nameservice their mount point names, at the translated path.
     let local = f.ns1.root.path().join("payload");
@@ -144,6 +66,11 @@ async fn one_namespace_over_two_nameservices() {
         .await
         .unwrap();
     assert_eq!(got, payload, "the ns1 copy reads back through the router");
+    assert_eq!(
+        fs.routes_directly(),
+        routing == Routing::Direct,
+        "the SDK routes by itself exactly when told to"
+    );
 
     // The root lists the mount points; a mount point stats as a directory
     // with its entry's owner and mode, even where its destination is missing.
@@ -240,7 +167,7 @@ async fn one_namespace_over_two_nameservices() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_nameservice_does_not_block_the_other_and_safe_mode_refuses_calls() {
-    let mut f = Federated::start(3).await;
+    let mut f = Federated::start(3, Routing::ViaRouter).await;
     let fs = Arc::new(f.client("alice", f.ns1.client_options()));
     fs.mkdirs("/user/alice/live", None).await.unwrap();
 
@@ -276,15 +203,13 @@ async fn a_dead_nameservice_does_not_block_the_other_and_safe_mode_refuses_calls
     assert!(err.contains("only the superuser"), "{err}");
     let out = f.routers.admin_ok(&["-safemode", "enter"]);
     assert_eq!(out.matches("Safe Mode: ON").count(), 3, "{out}");
-    let quick = FileSystem::connect(
-        &f.routers.uri(None),
-        Identity::new("alice", &[]),
+    let quick = f.client(
+        "alice",
         ClientOptions {
             call_deadline_ms: 1_500,
             ..f.ns1.client_options()
         },
-    )
-    .unwrap();
+    );
     let e = quick.get_file_status("/user/alice/live").await.unwrap_err();
     assert!(e.to_string().contains("safe mode"), "{e}");
     f.routers.admin_ok(&["-safemode", "leave"]);
@@ -346,42 +271,45 @@ async fn strong_authentication_holds_through_a_router() {
     hdfs.mkdirs("/user/alice", None).await.unwrap();
     hdfs.set_owner("/user/alice", Some("alice"), None).await.unwrap();
 
-    let via = |user: &str, tls: ClientTls| {
-        let opts = ClientOptions {
-            tls,
-            delegation_token: raftfs_client::DelegationTokenSource::None,
-            ..ClientOptions::default()
+    for routing in [Routing::ViaRouter, Routing::Direct] {
+        let via = |user: &str, tls: ClientTls| {
+            let opts = ClientOptions {
+                tls,
+                delegation_token: raftfs_client::DelegationTokenSource::None,
+                routing,
+                ..ClientOptions::default()
+            };
+            FileSystem::connect(&routers.uri(None), Identity::new(user, &[]), opts).unwrap()
         };
-        FileSystem::connect(&routers.uri(None), Identity::new(user, &[]), opts).unwrap()
-    };
-    // Alice's certificate makes her alice in ns1, through the router.
-    let alice = via("alice", ClientTls::Credentials(ns1.user_credentials("alice")));
-    alice
-        .mkdirs("/user/alice/d", None)
-        .await
-        .expect("alice writes her home through the router");
-    assert_eq!(hdfs.get_file_status("/user/alice/d").await.unwrap().owner, "alice");
-    // No certificate, or a claim beyond it, is refused by the router.
-    let anonymous = via("alice", ClientTls::CaFile(ns1.ca_cert()));
-    let e = anonymous.mkdirs("/user/alice/e", None).await.unwrap_err();
-    assert!(
-        matches!(&e, FsError::AccessControl(m) if m.contains("strong authentication")),
-        "{e:?}"
-    );
-    let posing = via("hdfs", ClientTls::Credentials(ns1.user_credentials("alice")));
-    let e = posing.mkdirs("/user/hdfs-only", None).await.unwrap_err();
-    assert!(
-        matches!(&e, FsError::AccessControl(m) if m.contains("authenticated as alice")),
-        "{e:?}"
-    );
-    // Alice is not the superuser, in ns1, through the router either.
-    let e = alice.mkdirs("/user/bob", None).await.unwrap_err();
-    assert!(matches!(e, FsError::AccessControl(_)), "{e:?}");
+        // Alice's certificate makes her alice in ns1, through the router or
+        // straight from the SDK.
+        let alice = via("alice", ClientTls::Credentials(ns1.user_credentials("alice")));
+        let dir = format!("/user/alice/{routing:?}");
+        alice.mkdirs(&dir, None).await.expect("alice writes her home");
+        assert_eq!(hdfs.get_file_status(&dir).await.unwrap().owner, "alice");
+        assert_eq!(alice.routes_directly(), routing == Routing::Direct);
+        // No certificate, or a claim beyond it, is refused.
+        let anonymous = via("alice", ClientTls::CaFile(ns1.ca_cert()));
+        let e = anonymous.mkdirs("/user/alice/e", None).await.unwrap_err();
+        assert!(
+            matches!(&e, FsError::AccessControl(m) if m.contains("strong authentication")),
+            "{routing:?}: {e:?}"
+        );
+        let posing = via("hdfs", ClientTls::Credentials(ns1.user_credentials("alice")));
+        let e = posing.mkdirs("/user/hdfs-only", None).await.unwrap_err();
+        assert!(
+            matches!(&e, FsError::AccessControl(m) if m.contains("authenticated as alice")),
+            "{routing:?}: {e:?}"
+        );
+        // Alice is not the superuser, in ns1, whichever way she comes.
+        let e = alice.mkdirs("/user/bob", None).await.unwrap_err();
+        assert!(matches!(e, FsError::AccessControl(_)), "{routing:?}: {e:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_nameservice_refuses_routed_calls_for_paths_it_does_not_own() {
-    let f = Federated::start(1).await;
+    let f = Federated::start(1, Routing::ViaRouter).await;
     let version = f.routers.version().await;
     let ns2 = f.ns2.members[&1].clone();
     let mut raw = f.ns2.namespace_client(&ns2).await;

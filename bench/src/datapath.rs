@@ -492,6 +492,7 @@ pub async fn blockreport(a: BlockReportArgs) -> anyhow::Result<()> {
         call_id: 1,
         user: "bench".into(),
         groups: vec![],
+        routed_by: 0,
     };
     member
         .call(

@@ -6,10 +6,13 @@
 //! mounted (`/b1` → ns1:/bench, `/b2` → ns2:/bench). No DataNodes: the
 //! figures are of the namespace. Then, in interleaved rounds:
 //!
-//! * **getFileInfo through the router vs direct**: `--clients` callers stat
-//!   `--files` files of ns1, once over the router (`/b1/…`) and once
-//!   straight to ns1's member (`/bench/…`); the figure is the router's
-//!   median ops/s over the direct median (target ≥ 0.6).
+//! * **getFileInfo through the router, and routed by the SDK, vs direct**:
+//!   `--clients` callers stat `--files` files of ns1: over the router
+//!   (`/b1/…`, `Routing::ViaRouter`), routed by the SDK itself from the
+//!   router's address (`/b1/…`, `Routing::Direct`, the default), and
+//!   straight to ns1's member (`/bench/…`, the nameservice alone). The
+//!   figures are each median ops/s over the direct median (targets: router
+//!   ≥ 0.6, SDK direct mode ≥ 0.95).
 //! * **two nameservices at once vs one alone**: `--clients` callers create
 //!   `--creates` files in ns1 alone; then as many callers create as many
 //!   files in ns1 and in ns2 at the same time. The figure is each
@@ -29,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use clap::Args;
-use raftfs_client::{ClientOptions, FileSystem, Identity};
+use raftfs_client::{ClientOptions, FileSystem, Identity, Routing};
 use raftfs_proto::{FsError, Op, OpResult, Permission};
 use raftfs_router::admin_client::RouterAdminClient;
 use raftfs_router::federation::{FederationChange, NameserviceRecord};
@@ -40,6 +43,7 @@ use crate::ports::free_port;
 
 /// The figures the issue sets.
 const TARGET_ROUTER_OVER_DIRECT: f64 = 0.6;
+const TARGET_SDK_ROUTED_OVER_DIRECT: f64 = 0.95;
 const TARGET_EACH_OVER_ALONE: f64 = 0.45;
 const SUPERUSER: &str = "hdfs";
 
@@ -261,22 +265,45 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
     let me = Identity::new(SUPERUSER, &[]);
     let direct1 = FileSystem::connect(&ns1.fs_uri(), me.clone(), opts.clone())?;
     let direct2 = FileSystem::connect(&ns2.fs_uri(), me.clone(), opts.clone())?;
-    let via_router = FileSystem::connect(&format!("raftfs://{}", router.addr), me, opts)?;
+    let routers = format!("raftfs://{}", router.addr);
+    let via_router = FileSystem::connect(
+        &routers,
+        me.clone(),
+        ClientOptions {
+            routing: Routing::ViaRouter,
+            ..opts.clone()
+        },
+    )?;
+    let sdk_routed = FileSystem::connect(
+        &routers,
+        me,
+        ClientOptions {
+            routing: Routing::Direct,
+            ..opts
+        },
+    )?;
     wait_router(&via_router, &router.log).await?;
+    wait_router(&sdk_routed, &router.log).await?;
+    if !sdk_routed.routes_directly() {
+        bail!("the SDK given the router's address does not route by itself");
+    }
     println!(
         "federation bench: 2 nameservices ({} store, 1 member each) + 1 router, {} callers, {} rounds",
         a.store, a.clients, a.runs
     );
 
     throughput(&direct1, creates("/bench/stat", a.files), a.clients).await?;
-    let (mut direct, mut routed) = (Vec::new(), Vec::new());
-    // CPU µs per getFileInfo: [client, member] direct, [client, router, member] routed.
-    let (mut direct_cpu, mut routed_cpu): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (Vec::new(), Vec::new());
+    let (mut direct, mut routed, mut sdk) = (Vec::new(), Vec::new(), Vec::new());
+    // CPU µs per getFileInfo: [client, member] direct, [client, router, member] routed and SDK-routed.
+    let mut direct_cpu: Vec<Vec<f64>> = Vec::new();
+    let mut routed_cpu: Vec<Vec<f64>> = Vec::new();
+    let mut sdk_cpu: Vec<Vec<f64>> = Vec::new();
     let member = ns1.members[0].addr.clone();
     let (mut alone, mut joint1, mut joint2) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..a.runs {
         let (d, dc) = timed_stats(&direct1, "/bench/stat", &a, &[&member]).await?;
         let (v, vc) = timed_stats(&via_router, "/b1/stat", &a, &[&router.addr, &member]).await?;
+        let (k, kc) = timed_stats(&sdk_routed, "/b1/stat", &a, &[&router.addr, &member]).await?;
         let one = throughput(&direct1, creates(&format!("/bench/alone{r}"), a.creates), a.clients).await?;
         let (j1, j2) = tokio::join!(
             throughput(&direct1, creates(&format!("/bench/joint{r}"), a.creates), a.clients),
@@ -284,22 +311,25 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
         );
         let (j1, j2) = (j1?, j2?);
         println!(
-            "round {}: getFileInfo direct {d:.0}/s, via router {v:.0}/s ({:.2}x); create ns1 alone {one:.0}/s, \
-             together ns1 {j1:.0}/s ({:.2}x) ns2 {j2:.0}/s ({:.2}x)",
+            "round {}: getFileInfo direct {d:.0}/s, via router {v:.0}/s ({:.2}x), SDK-routed {k:.0}/s ({:.2}x); \
+             create ns1 alone {one:.0}/s, together ns1 {j1:.0}/s ({:.2}x) ns2 {j2:.0}/s ({:.2}x)",
             r + 1,
             v / d,
+            k / d,
             j1 / one,
             j2 / one
         );
         direct.push(d);
         routed.push(v);
+        sdk.push(k);
         direct_cpu.push(dc);
         routed_cpu.push(vc);
+        sdk_cpu.push(kc);
         alone.push(one);
         joint1.push(j1);
         joint2.push(j2);
     }
-    let (d, v) = (median(&mut direct), median(&mut routed));
+    let (d, v, k) = (median(&mut direct), median(&mut routed), median(&mut sdk));
     let (one, j1, j2) = (median(&mut alone), median(&mut joint1), median(&mut joint2));
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     let cpu = |rows: &[Vec<f64>], i: usize| median(&mut rows.iter().map(|r| r[i]).collect::<Vec<_>>());
@@ -310,12 +340,21 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
         verdict(v / d >= TARGET_ROUTER_OVER_DIRECT)
     );
     println!(
-        "  CPU µs per getFileInfo: direct: client {:.1} + member {:.1}; via router: client {:.1} + router {:.1} + member {:.1}",
+        "  getFileInfo: direct {d:.0} ops/s, routed by the SDK {k:.0} ops/s: {:.2}x (target >= {TARGET_SDK_ROUTED_OVER_DIRECT}: {})",
+        k / d,
+        verdict(k / d >= TARGET_SDK_ROUTED_OVER_DIRECT)
+    );
+    println!(
+        "  CPU µs per getFileInfo: direct: client {:.1} + member {:.1}; via router: client {:.1} + router {:.1} + member {:.1}; \
+         SDK-routed: client {:.1} + router {:.1} + member {:.1}",
         cpu(&direct_cpu, 0),
         cpu(&direct_cpu, 1),
         cpu(&routed_cpu, 0),
         cpu(&routed_cpu, 1),
-        cpu(&routed_cpu, 2)
+        cpu(&routed_cpu, 2),
+        cpu(&sdk_cpu, 0),
+        cpu(&sdk_cpu, 1),
+        cpu(&sdk_cpu, 2)
     );
     println!(
         "  create: ns1 alone {one:.0} ops/s; both at once ns1 {j1:.0} ({:.2}x), ns2 {j2:.0} ({:.2}x) \

@@ -50,6 +50,7 @@ pub fn run(a: MemArgs) -> anyhow::Result<()> {
         call_id: 0,
         user: BENCH_USER.into(),
         groups: vec![],
+        routed_by: 0,
     };
     // Log time advances so that the retry table holds only the last
     // RETRY_WINDOW_OPS creates, as it would on a cluster that created these

@@ -62,6 +62,7 @@ fn ctx(worker: u64, call: u64) -> CallCtx {
         call_id: call,
         user: "bench".into(),
         groups: vec!["supergroup".into()],
+        routed_by: 0,
     }
 }
 

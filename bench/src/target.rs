@@ -143,6 +143,7 @@ impl Bench {
             call_id: 0,
             user: BENCH_USER.into(),
             groups: vec![BENCH_USER.into()],
+            routed_by: 0,
         }
     }
 

@@ -5,8 +5,13 @@
 //! A change therefore reaches every watching client about as fast as it
 //! reaches the routers, with no time-to-live to wait out.
 //!
+//! It is the [`TableSource`] of the SDK's direct mode.
+//!
 //! Caveat: a router cut off from its group's quorum answers with what it
-//! last applied; router safe mode (not built yet) is what will say so.
+//! last applied (it is in safe mode then, and says so to `routeradmin
+//! -safemode get`); a call routed by a stale table is refused by the
+//! nameservice that no longer owns its path, and routed again once the
+//! watch has the version the nameservice named.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +22,7 @@ use raftfs_federation::{Federation, RouterError};
 use raftfs_proto::FsError;
 use tokio::sync::watch;
 
+use crate::federated::TableSource;
 use crate::tls::ClientTls;
 
 /// Pause after a failed poll before the next (every router unreachable).
@@ -33,6 +39,8 @@ fn fs_error(e: RouterError) -> FsError {
 /// background task (stopped when the watch is dropped).
 pub struct FederationWatch {
     current: watch::Receiver<Arc<Federation>>,
+    /// The routers' superuser (owner of the directories above mount points).
+    superuser: String,
     poller: tokio::task::JoinHandle<()>,
 }
 
@@ -40,9 +48,17 @@ impl FederationWatch {
     /// Fetch the federation from the routers `routers`
     /// (`raftfs://host:port,...`) and keep it current.
     pub async fn start(routers: &str, tls: &ClientTls) -> Result<FederationWatch, FsError> {
-        let addrs = crate::uri::parse_fs(routers)?;
-        let client = RouterAdminClient::new(addrs, tls.dialer()?).map_err(fs_error)?;
-        let first = client.federation(0, 0).await.map_err(fs_error)?.federation;
+        FederationWatch::start_with_dialer(crate::uri::parse_fs(routers)?, tls.dialer()?).await
+    }
+
+    /// [`FederationWatch::start`] for routers `addrs` (HOST:PORT), over `dialer`.
+    pub async fn start_with_dialer(
+        addrs: Vec<String>,
+        dialer: raftfs_trust::Dialer,
+    ) -> Result<FederationWatch, FsError> {
+        let client = RouterAdminClient::new(addrs, dialer).map_err(fs_error)?;
+        let reply = client.federation(0, 0).await.map_err(fs_error)?;
+        let (first, superuser) = (reply.federation, reply.superuser);
         let (tx, current) = watch::channel(Arc::new(first));
         let poller = tokio::spawn(async move {
             loop {
@@ -63,12 +79,21 @@ impl FederationWatch {
                 }
             }
         });
-        Ok(FederationWatch { current, poller })
+        Ok(FederationWatch {
+            current,
+            superuser,
+            poller,
+        })
     }
 
     /// The federation as this client knows it now.
     pub fn current(&self) -> Arc<Federation> {
         self.current.borrow().clone()
+    }
+
+    /// The routers' superuser.
+    pub fn superuser(&self) -> &str {
+        &self.superuser
     }
 
     /// Wait until this client knows version `version` (or a later one), for
@@ -93,5 +118,15 @@ impl FederationWatch {
 impl Drop for FederationWatch {
     fn drop(&mut self) {
         self.poller.abort();
+    }
+}
+
+impl TableSource for FederationWatch {
+    fn current(&self) -> Arc<Federation> {
+        FederationWatch::current(self)
+    }
+
+    async fn wait_for_version(&self, version: u64, timeout: Duration) -> bool {
+        FederationWatch::wait_for_version(self, version, timeout).await.is_ok()
     }
 }

@@ -1,30 +1,37 @@
-//! [`FileSystem`]: the SDK's handle on one nameservice.
+//! [`FileSystem`]: the SDK's handle on one file system: one nameservice
+//! (its members' addresses), or a federation (its routers' addresses).
+//!
+//! Through routers, calls are routed by the SDK itself by default
+//! ([`Routing::Direct`]): it keeps the routers' mount table current
+//! ([`FederationWatch`]) and sends each call straight to the leader of the
+//! nameservice that owns its path, one hop fewer than through a router
+//! (see [`crate::federated`]). With [`Routing::ViaRouter`] every call goes
+//! to a router, which routes it the same way.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::Stream;
 use raftfs_trust::Dialer;
-use rand::Rng;
 use tonic::transport::Channel;
 
-use raftfs_proto::limits::{MAX_LISTING_ENTRIES, MAX_RPC_BYTES};
+use raftfs_proto::limits::MAX_LISTING_ENTRIES;
 use raftfs_proto::pb::data_transfer_client::DataTransferClient;
-use raftfs_proto::pb::namespace_client::NamespaceClient;
 use raftfs_proto::{
-    codec, pb, AdminOp, AdminResult, BlockTokenCarrier, ContentSummary, DirectoryListing, FileStatus, FsError, Op,
-    OpResult, Permission, QuotaSetting,
+    codec, pb, AdminOp, AdminResult, ContentSummary, DirectoryListing, FileStatus, FsError, Op, OpResult, Permission,
+    QuotaSetting,
 };
 
-use crate::call_stream::CallStream;
 use crate::data::{FileReader, FileWriter};
+use crate::federated::CallRouter;
+use crate::federation_watch::FederationWatch;
 use crate::identity::Identity;
-use crate::options::{ClientOptions, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION, DEFAULT_UMASK};
+use crate::leader_conn::LeaderConnection;
+use crate::options::{ClientOptions, Routing, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION, DEFAULT_UMASK};
 use crate::uri::parse_fs;
 
-/// A connection to one nameservice. Cheap to share (`&self` methods, and
+/// A connection to one file system. Cheap to share (`&self` methods, and
 /// `Clone` shares one connection); cloned channels multiplex concurrent
 /// calls over one HTTP/2 connection per member.
 #[derive(Clone)]
@@ -32,23 +39,20 @@ pub struct FileSystem {
     pub(crate) core: Arc<Core>,
 }
 
-/// What every handle on one nameservice shares: addresses, identity,
-/// channels, the leader guess, call ids, and the lease renewer of open writers.
+/// The SDK's own routing of a federation's calls ([`Routing::Direct`]).
+type DirectRouter = CallRouter<FederationWatch>;
+
+/// What every handle on one file system shares: the connection to its
+/// members or routers, identity, call ids, DataNode channels, and the
+/// lease renewer of open writers.
 pub(crate) struct Core {
-    members: Vec<String>,
-    /// Dials members and DataNodes (TLS against the cluster CA, or plaintext).
+    conn: LeaderConnection,
+    /// Dials DataNodes (and, in direct mode, nameservices).
     pub(crate) dialer: Dialer,
     identity: Identity,
     pub(crate) client_id: String,
     next_call_id: AtomicU64,
     pub(crate) opts: ClientOptions,
-    channels: Mutex<HashMap<String, Channel>>,
-    /// One call stream per member, reopened when it ends.
-    streams: Mutex<HashMap<String, Arc<CallStream>>>,
-    leader: Mutex<Option<String>>,
-    /// Highest log index seen in a reply (read-your-writes for follower reads).
-    max_index: AtomicU64,
-    next_reader: AtomicU64,
     /// Channels to DataNodes, one per address.
     pub(crate) datanodes: Mutex<HashMap<String, DataTransferClient<Channel>>>,
     /// Writers open now; the lease renewer runs while there are any.
@@ -60,33 +64,17 @@ pub(crate) struct Core {
     /// Whether the addresses are routers (learned on first need, from
     /// `MemberInfo`): then every file's block pool is asked for.
     via_router: Mutex<Option<bool>>,
+    /// Set up on the first call: the SDK's own routing, when the addresses
+    /// are routers and the options say [`Routing::Direct`].
+    direct: tokio::sync::OnceCell<Option<Arc<DirectRouter>>>,
     /// The delegation token calls carry (encoded), and its owner, the user they claim.
     delegation_token: Option<(Vec<u8>, String)>,
 }
 
-/// Which RPC of the Namespace service a request goes to.
-#[derive(Debug, Clone, Copy)]
-enum Rpc {
-    Call,
-    Admin,
-}
-
-fn status_error(s: tonic::Status) -> FsError {
-    use tonic::Code;
-    match s.code() {
-        Code::Unavailable | Code::Cancelled | Code::Unknown | Code::Aborted | Code::ResourceExhausted => {
-            FsError::Unavailable(s.message().to_string())
-        }
-        Code::DeadlineExceeded => FsError::Timeout(s.message().to_string()),
-        Code::InvalidArgument | Code::OutOfRange => FsError::InvalidArgument(s.message().to_string()),
-        Code::PermissionDenied | Code::Unauthenticated => FsError::AccessControl(s.message().to_string()),
-        _ => FsError::Internal(format!("{}: {}", s.code(), s.message())),
-    }
-}
-
 impl FileSystem {
-    /// Connect to the nameservice named by `fs` (`raftfs://h:p,h:p`).
-    /// Connections are made lazily: this fails only on a malformed `fs`.
+    /// Connect to the file system named by `fs` (`raftfs://h:p,h:p`: a
+    /// nameservice's members, or routers). Connections are made lazily:
+    /// this fails only on a malformed `fs`.
     pub fn connect(fs: &str, identity: Identity, opts: ClientOptions) -> Result<FileSystem, FsError> {
         parse_fs(fs)?; // a malformed address is the error to report, before any TLS setting
         let dialer = opts.tls.dialer()?;
@@ -94,7 +82,7 @@ impl FileSystem {
     }
 
     /// [`FileSystem::connect`] with a given dialer instead of the one
-    /// `opts.tls` names (a router dials nameservices with its own certificate).
+    /// `opts.tls` names.
     pub fn connect_with_dialer(
         fs: &str,
         identity: Identity,
@@ -107,22 +95,18 @@ impl FileSystem {
             None => None,
         };
         let core = Core {
-            members,
+            conn: LeaderConnection::new(members, dialer.clone(), opts.clone()),
             dialer,
             identity,
             client_id: format!("raftfs-client-{}", uuid::Uuid::new_v4()),
             next_call_id: AtomicU64::new(1),
             opts,
-            channels: Mutex::new(HashMap::new()),
-            streams: Mutex::new(HashMap::new()),
-            leader: Mutex::new(None),
-            max_index: AtomicU64::new(0),
-            next_reader: AtomicU64::new(rand::thread_rng().gen_range(0..1024)),
             datanodes: Mutex::new(HashMap::new()),
             open_writers: AtomicUsize::new(0),
             renewer: Mutex::new(None),
             pool_id: Mutex::new(None),
             via_router: Mutex::new(None),
+            direct: tokio::sync::OnceCell::new(),
             delegation_token,
         };
         Ok(FileSystem { core: Arc::new(core) })
@@ -140,23 +124,21 @@ impl FileSystem {
         &self.core.opts
     }
 
-    /// Run one namespace operation (retried, failover-aware).
+    /// Run one namespace operation (retried, failover-aware; routed by the
+    /// SDK in direct mode).
     pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
         self.core.call(op).await
     }
 
-    /// The member addresses this handle was given.
+    /// The member (or router) addresses this handle was given.
     pub fn members(&self) -> &[String] {
         self.core.member_addrs()
     }
 
     /// Member `addr`'s report of itself (role, term, log and applied
     /// indexes, health, CPU time), over this handle's connection settings.
-    pub async fn member_info(&self, addr: &str) -> Result<raftfs_proto::pb::MemberInfoReply, FsError> {
-        let mut c = self.core.channel(addr)?;
-        let mut req = tonic::Request::new(raftfs_proto::pb::MemberInfoRequest {});
-        req.set_timeout(Duration::from_millis(self.core.opts.rpc_timeout_ms));
-        c.member_info(req).await.map(|r| r.into_inner()).map_err(status_error)
+    pub async fn member_info(&self, addr: &str) -> Result<pb::MemberInfoReply, FsError> {
+        self.core.conn.member_info(addr).await
     }
 
     /// Run one `haadmin`/`dfsadmin` command on the leader (superuser only).
@@ -164,107 +146,33 @@ impl FileSystem {
         self.core.admin(op).await
     }
 
-    /// Run `op` on the nameservice's leader for another caller: `ctx`
-    /// carries that caller's client id, call id, user and delegation token
-    /// instead of this handle's. This is what a router does with the calls
-    /// it forwards: a retry of the caller's call reaches the nameservice
-    /// with the same (client id, call id), so its retry table answers it.
-    /// The nameservice believes the user `ctx` names only from a peer it
-    /// trusts to say so (a router's certificate, or `--auth simple`).
-    /// Block access tokens in the reply are on the result's blocks.
+    /// Whether calls are routed by this SDK itself (direct mode, through
+    /// routers' addresses), known after the first call.
+    pub fn routes_directly(&self) -> bool {
+        matches!(self.core.direct.get(), Some(Some(_)))
+    }
+
+    /// Run `op` on the leader for another caller: `ctx` carries that
+    /// caller's client id, call id, user and delegation token instead of
+    /// this handle's. This is what a router does with the calls it
+    /// forwards: a retry of the caller's call reaches the nameservice with
+    /// the same (client id, call id), so its retry table answers it. The
+    /// nameservice believes the user `ctx` names only from a peer it trusts
+    /// to say so (a router's certificate, or `--auth simple`). Block access
+    /// tokens in the reply are on the result's blocks.
     pub async fn forward(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
-        self.core.forward(ctx, op).await
+        self.core.conn.forward(ctx, op).await
     }
 }
 
 impl Core {
     /// The channel to member `addr` (one per member, shared by every call).
     pub(crate) fn namespace_channel(&self, addr: &str) -> Result<Channel, FsError> {
-        let mut map = self.channels.lock().expect("channel map lock");
-        if let Some(c) = map.get(addr) {
-            return Ok(c.clone());
-        }
-        let via = self.opts.dial_via.get(addr).map_or(addr, String::as_str);
-        let ep = self
-            .dialer
-            .namespace_endpoint(via)
-            .map_err(|e| FsError::InvalidArgument(format!("member address {via:?}: {e}")))?
-            .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
-            .tcp_nodelay(true);
-        let c = ep.connect_lazy();
-        map.insert(addr.to_string(), c.clone());
-        Ok(c)
-    }
-
-    /// The open call stream to member `addr`, or a new one; `None` if the
-    /// member does not serve call streams (then calls to it are unary).
-    fn call_stream(&self, addr: &str) -> Result<Option<Arc<CallStream>>, FsError> {
-        let mut map = self.streams.lock().expect("call stream map lock");
-        if let Some(s) = map.get(addr) {
-            if s.is_unsupported() {
-                return Ok(None);
-            }
-            if !s.is_dead() {
-                return Ok(Some(s.clone()));
-            }
-        }
-        let s = CallStream::open(addr, self.channel(addr)?);
-        map.insert(addr.to_string(), s.clone());
-        Ok(Some(s))
+        self.conn.namespace_channel(addr)
     }
 
     pub(crate) fn member_addrs(&self) -> &[String] {
-        &self.members
-    }
-
-    fn channel(&self, addr: &str) -> Result<NamespaceClient<Channel>, FsError> {
-        Ok(NamespaceClient::new(self.namespace_channel(addr)?)
-            .max_decoding_message_size(MAX_RPC_BYTES)
-            .max_encoding_message_size(MAX_RPC_BYTES))
-    }
-
-    /// Send one request of kind `rpc` to `addr`; decode its result.
-    async fn attempt<T: serde::de::DeserializeOwned + BlockTokenCarrier>(
-        &self,
-        rpc: Rpc,
-        addr: &str,
-        ctx: &pb::CallContext,
-        op_bin: &[u8],
-        read_mode: pb::ReadMode,
-    ) -> Result<T, FsError> {
-        let call = pb::CallRequest {
-            ctx: Some(ctx.clone()),
-            op_bin: op_bin.to_vec(),
-            read_mode: read_mode as i32,
-            min_index: self.max_index.load(Ordering::Relaxed),
-        };
-        let timeout = Duration::from_millis(self.opts.rpc_timeout_ms);
-        let stream = match rpc {
-            Rpc::Call => self.call_stream(addr)?,
-            Rpc::Admin => None,
-        };
-        let reply = match stream {
-            Some(stream) => tokio::time::timeout(timeout, stream.call(call))
-                .await
-                .map_err(|_| FsError::Timeout(format!("no reply from {addr} within {timeout:?}")))??,
-            None => {
-                let mut req = tonic::Request::new(call);
-                req.set_timeout(timeout);
-                let mut client = self.channel(addr)?;
-                match rpc {
-                    Rpc::Call => client.call(req).await,
-                    Rpc::Admin => client.admin(req).await,
-                }
-                .map_err(status_error)?
-                .into_inner()
-            }
-        };
-        self.max_index.fetch_max(reply.index, Ordering::Relaxed);
-        let mut r = codec::decode::<Result<T, FsError>>(&reply.result_bin, "reply")??;
-        if !reply.block_tokens_bin.is_empty() {
-            r.put_block_tokens(codec::decode(&reply.block_tokens_bin, "block tokens")?);
-        }
-        Ok(r)
+        self.conn.member_addrs()
     }
 
     /// The context of this client's own call `call_id`: its client id,
@@ -283,152 +191,79 @@ impl Core {
                 .as_ref()
                 .map(|(t, _)| t.clone())
                 .unwrap_or_default(),
-            // Not routed by a mount table (the SDK's direct mode will be).
+            // Set by the router that routes it (the SDK's own in direct mode).
             federation_version: 0,
         }
     }
 
-    /// [`Core::attempt`] on the leader path, abandoned with a
-    /// `NotLeader` hint if, while it is unanswered, another member reports
-    /// itself leader. The call id makes the retry safe.
-    async fn attempt_watched<T: serde::de::DeserializeOwned + BlockTokenCarrier>(
-        &self,
-        rpc: Rpc,
-        target: &str,
-        ctx: &pb::CallContext,
-        op_bin: &[u8],
-    ) -> Result<T, FsError> {
-        let attempt = self.attempt(rpc, target, ctx, op_bin, pb::ReadMode::Leader);
-        tokio::pin!(attempt);
-        let every = Duration::from_millis(self.opts.leader_check_after_ms.max(1));
-        let mut check = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-        loop {
-            tokio::select! {
-                r = &mut attempt => return r,
-                _ = check.tick() => {
-                    if let Some(hint) = self.other_leader(target).await {
-                        tracing::debug!(from = %target, to = %hint.addr, "another member leads: abandoning the call");
-                        return Err(FsError::NotLeader { leader: Some(hint) });
-                    }
-                }
-            }
-        }
-    }
-
-    /// A member other than `target` that reports itself leader, if any answers so.
-    async fn other_leader(&self, target: &str) -> Option<raftfs_proto::LeaderHint> {
-        let asks = self
-            .members
-            .iter()
-            .filter(|m| m.as_str() != target)
-            .map(|m| async move {
-                let mut c = self.channel(m).ok()?;
-                let mut req = tonic::Request::new(pb::MemberInfoRequest {});
-                req.set_timeout(Duration::from_millis(self.opts.leader_check_after_ms.max(1)));
-                let i = c.member_info(req).await.ok()?.into_inner();
-                (i.role == "LEADER").then(|| {
-                    (
-                        i.term,
-                        raftfs_proto::LeaderHint {
-                            member_id: i.member_id,
-                            addr: m.clone(),
-                        },
-                    )
-                })
-            });
-        // Two may claim it across a partition: the higher term is the current one.
-        futures::future::join_all(asks)
-            .await
-            .into_iter()
-            .flatten()
-            .max_by_key(|(term, _)| *term)
-            .map(|(_, hint)| hint)
-    }
-
     pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
-        let op_bin = codec::encode(&op)?;
-        let mode = match self.opts.follower_reads {
-            FollowerReads::Off => None,
-            FollowerReads::ReadYourWrites => Some(pb::ReadMode::Follower),
-            FollowerReads::Linearizable => Some(pb::ReadMode::FollowerLinearizable),
-        };
-        if let (false, Some(mode)) = (op.is_write(), mode) {
-            // One try on the next member in turn; anything retryable falls
-            // back to the leader path below.
-            let n = self.next_reader.fetch_add(1, Ordering::Relaxed) as usize;
-            let target = self.members[n % self.members.len()].clone();
-            let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
-            match self.attempt(Rpc::Call, &target, &ctx, &op_bin, mode).await {
-                Ok(r) => return Ok(r),
-                Err(e) if e.is_retryable() => {
-                    tracing::debug!(member = %target, error = %e, "follower read failed; reading from the leader")
-                }
-                Err(e) => return Err(e),
-            }
-        }
         let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
-        self.run(Rpc::Call, &ctx, op_bin).await
+        match self.direct().await? {
+            Some(router) => router.call(&ctx, &op).await,
+            None => self.conn.call(&ctx, &op).await,
+        }
     }
 
-    /// Run one `haadmin` command on the leader (superuser only).
+    /// Run one `haadmin`/`dfsadmin` command on the leader (superuser only).
     pub async fn admin(&self, op: AdminOp) -> Result<AdminResult, FsError> {
         let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
-        self.run(Rpc::Admin, &ctx, codec::encode(&op)?).await
+        self.conn.admin(&ctx, &op).await
     }
 
-    /// Run `op` on the leader for the caller `ctx` names (see [`FileSystem::forward`]).
-    pub async fn forward(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
-        self.run(Rpc::Call, ctx, codec::encode(op)?).await
-    }
-
-    /// Run one logical call: find the leader, retry what is retryable with
-    /// the same call id, give up at the deadline.
-    async fn run<T: serde::de::DeserializeOwned + BlockTokenCarrier>(
-        &self,
-        rpc: Rpc,
-        ctx: &pb::CallContext,
-        op_bin: Vec<u8>,
-    ) -> Result<T, FsError> {
-        let deadline = tokio::time::Instant::now() + Duration::from_millis(self.opts.call_deadline_ms);
-        let mut backoff = self.opts.min_backoff_ms;
-        let mut rotate = rand::thread_rng().gen_range(0..self.members.len());
-        let mut last_err;
-        loop {
-            let target = self.leader.lock().expect("leader lock").clone().unwrap_or_else(|| {
-                rotate = (rotate + 1) % self.members.len();
-                self.members[rotate].clone()
-            });
-            match self.attempt_watched(rpc, &target, ctx, &op_bin).await {
-                Ok(r) => return Ok(r),
-                Err(FsError::NotLeader { leader: Some(hint) }) if hint.addr != target && !hint.addr.is_empty() => {
-                    tracing::debug!(from = %target, to = %hint.addr, "following leader hint");
-                    *self.leader.lock().expect("leader lock") = Some(hint.addr.clone());
-                    last_err = FsError::NotLeader { leader: Some(hint) };
-                    // A hint is a redirect, not a failure: no backoff.
-                    if tokio::time::Instant::now() >= deadline {
-                        break;
-                    }
-                    continue;
-                }
-                Err(e) if e.is_retryable() => {
-                    tracing::debug!(member = %target, error = %e, "retrying");
-                    *self.leader.lock().expect("leader lock") = None;
-                    last_err = e;
-                }
-                Err(e) => return Err(e),
-            }
-            let jitter = rand::thread_rng().gen_range(0..=backoff / 2);
-            let sleep = Duration::from_millis(backoff + jitter);
-            if tokio::time::Instant::now() + sleep >= deadline {
-                break;
-            }
-            tokio::time::sleep(sleep).await;
-            backoff = (backoff * 2).min(self.opts.max_backoff_ms);
+    /// The SDK's own router, if calls are routed directly: set up on the
+    /// first call that finds the addresses are routers (and `Routing::Direct`).
+    async fn direct(&self) -> Result<Option<&Arc<DirectRouter>>, FsError> {
+        if self.opts.routing == Routing::ViaRouter {
+            return Ok(None);
         }
-        Err(FsError::Timeout(format!(
-            "call did not complete within {} ms; last error: {last_err}",
-            self.opts.call_deadline_ms
-        )))
+        if let Some(known) = self.direct.get() {
+            return Ok(known.as_ref());
+        }
+        let made = self
+            .direct
+            .get_or_try_init(|| async {
+                match self.router_role().await {
+                    Some(true) => {}
+                    Some(false) => return Ok(None),
+                    // No address answered: not known yet, so nothing is set up
+                    // (the call goes to the addresses, riding out a failover).
+                    None => return Err(None),
+                }
+                let watch = FederationWatch::start_with_dialer(self.member_addrs().to_vec(), self.dialer.clone())
+                    .await
+                    .map_err(Some)?;
+                let superuser = watch.superuser().to_string();
+                let mut opts = self.opts.clone();
+                opts.follower_reads = crate::options::FollowerReads::Off;
+                let nameservices = crate::federated::Nameservices::new(self.dialer.clone(), opts);
+                Ok(Some(Arc::new(CallRouter::new(
+                    Arc::new(watch),
+                    nameservices,
+                    &superuser,
+                ))))
+            })
+            .await;
+        match made {
+            Ok(router) => Ok(router.as_ref()),
+            Err(None) => Ok(None),
+            Err(Some(e)) => Err(e),
+        }
+    }
+
+    /// Whether the addresses are routers: the first that answers
+    /// `MemberInfo` says (`None`: none answered).
+    async fn router_role(&self) -> Option<bool> {
+        if let Some(known) = *self.via_router.lock().expect("via router lock") {
+            return Some(known);
+        }
+        for addr in self.member_addrs() {
+            if let Ok(info) = self.conn.member_info(addr).await {
+                let router = info.role == crate::ROUTER_ROLE;
+                *self.via_router.lock().expect("via router lock") = Some(router);
+                return Some(router);
+            }
+        }
+        None
     }
 }
 
@@ -765,17 +600,7 @@ impl FileSystem {
     /// `MemberInfo` says; if none answers, assumed so, which only costs a
     /// block-pool lookup per file).
     async fn via_router(&self) -> bool {
-        if let Some(known) = *self.core.via_router.lock().expect("via router lock") {
-            return known;
-        }
-        for addr in self.core.member_addrs() {
-            if let Ok(info) = self.member_info(addr).await {
-                let router = info.role == crate::ROUTER_ROLE;
-                *self.core.via_router.lock().expect("via router lock") = Some(router);
-                return router;
-            }
-        }
-        true
+        self.core.router_role().await.unwrap_or(true)
     }
 
     pub async fn content_summary(&self, path: &str) -> Result<ContentSummary, FsError> {

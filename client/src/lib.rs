@@ -8,16 +8,20 @@
 //! * Every call carries (client id, call id); a retry reuses the call id, so
 //!   the server's replicated retry table answers a retried non-idempotent
 //!   call (create, rename, delete, …) with its first result.
-//! * [`FederationWatch`] keeps a copy of the federation's mount table
-//!   current from the routers (routing calls by it is not built yet).
+//! * Given routers' addresses, it routes each call itself by default:
+//!   [`FederationWatch`] keeps the routers' mount table current and
+//!   [`federated::CallRouter`] sends each call to the leader of the
+//!   nameservice that owns its path ([`Routing`]).
 
 mod call_stream;
 mod data;
 mod delegation;
 pub mod dfs;
+pub mod federated;
 mod federation_watch;
 mod fs;
 mod identity;
+mod leader_conn;
 mod options;
 mod tls;
 pub mod uri;
@@ -27,7 +31,7 @@ pub use delegation::{read_token_file, write_token_file, DelegationTokenSource, D
 pub use federation_watch::FederationWatch;
 pub use fs::FileSystem;
 pub use identity::Identity;
-pub use options::{ClientOptions, FollowerReads, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
+pub use options::{ClientOptions, FollowerReads, Routing, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 pub use raftfs_proto::{ContentSummary, FileStatus, FileType, FsError, Permission};
 pub use tls::{ClientTls, CA_ENV, CREDENTIALS_ENV, INSECURE_ENV};
 

@@ -42,6 +42,32 @@ pub struct ClientOptions {
     /// hints name members, so they go through the proxy too. The fault
     /// harness cuts clients off from members this way.
     pub dial_via: HashMap<String, String>,
+    /// Through routers' addresses: whether the SDK routes each call itself
+    /// (the default) or sends it to a router. Ignored for a nameservice's
+    /// own members.
+    pub routing: Routing,
+}
+
+/// How the SDK sends calls when its addresses are routers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Routing {
+    /// Keep the routers' mount table current and send each call straight
+    /// to the leader of the nameservice that owns its path (one hop fewer).
+    #[default]
+    Direct,
+    /// Send every call to a router, which routes it.
+    ViaRouter,
+}
+
+impl std::str::FromStr for Routing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "direct" => Ok(Routing::Direct),
+            "router" | "via-router" => Ok(Routing::ViaRouter),
+            other => Err(format!("unknown routing {other:?}: expected direct or router")),
+        }
+    }
 }
 
 /// Reads from followers (HDFS observer reads).
@@ -87,6 +113,7 @@ impl Default for ClientOptions {
             tls: ClientTls::FromEnv,
             delegation_token: DelegationTokenSource::FromEnv,
             dial_via: HashMap::new(),
+            routing: Routing::Direct,
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct FederationReply {
     pub federation: Federation,
     /// The router that answered.
     pub router_id: u64,
+    /// The routers' superuser, who owns the directories above the mount
+    /// points (the SDK's direct mode answers for them as a router does).
+    pub superuser: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -169,6 +169,7 @@ impl Runner<'_> {
             call_id: self.call_id,
             user,
             groups,
+            routed_by: 0,
         }
     }
 

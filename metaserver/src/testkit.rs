@@ -139,6 +139,7 @@ pub async fn wait_serving(member: &Member) -> Result<(), FsError> {
         call_id: 0,
         user: "probe".into(),
         groups: vec![],
+        routed_by: 0,
     };
     let deadline = tokio::time::Instant::now() + Duration::from_millis(SERVING_WAIT_MS);
     loop {

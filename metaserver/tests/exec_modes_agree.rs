@@ -59,6 +59,7 @@ fn ctx(rng: &mut StdRng, m: &mut Memory) -> CallCtx {
         call_id: m.next_call,
         user: user.into(),
         groups,
+        routed_by: 0,
     }
 }
 

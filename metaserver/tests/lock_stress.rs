@@ -63,6 +63,7 @@ fn build_tree() -> Engine<Arc<MemStore>> {
         call_id: 0,
         user: "hdfs".into(),
         groups: vec![],
+        routed_by: 0,
     };
     for (i, p) in paths().iter().enumerate() {
         if p.contains("new") || p.contains("missing") {
@@ -293,6 +294,7 @@ fn concurrent_renames_and_deletes_keep_the_tree_whole() {
                         call_id: calls.fetch_add(1, Ordering::Relaxed),
                         user: "hdfs".into(),
                         groups: vec![],
+                        routed_by: 0,
                     };
                     if let Err(e) = engine.execute(&ctx, &op, 10) {
                         assert!(!e.is_retryable(), "seed {seed}: {op:?} gave up: {e}");

@@ -35,6 +35,7 @@ fn run(exec: ExecMode) {
             call_id: call,
             user: "hdfs".into(),
             groups: vec![],
+            routed_by: 0,
         };
         // Out of safe mode first (asked once, with the lock free).
         member

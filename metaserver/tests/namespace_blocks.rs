@@ -24,6 +24,7 @@ fn ctx(client: &str, call: u64) -> CallCtx {
         call_id: call,
         user: "hdfs".into(),
         groups: vec![],
+        routed_by: 0,
     }
 }
 

@@ -20,6 +20,7 @@ fn ctx(user: &str, call: u64) -> CallCtx {
         call_id: call,
         user: user.into(),
         groups: vec![],
+        routed_by: 0,
     }
 }
 

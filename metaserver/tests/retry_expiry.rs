@@ -18,6 +18,7 @@ fn ctx(call_id: u64) -> CallCtx {
         call_id,
         user: "hdfs".into(),
         groups: vec![],
+        routed_by: 0,
     }
 }
 

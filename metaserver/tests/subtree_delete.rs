@@ -32,6 +32,7 @@ impl<S: Store> T<S> {
             call_id: self.call,
             user: user.into(),
             groups: vec![],
+            routed_by: 0,
         };
         self.e.execute(&ctx, &op, self.t)
     }
@@ -285,6 +286,7 @@ fn a_member_reclaims_in_the_background_and_after_a_restart() {
             call_id: call,
             user: "hdfs".into(),
             groups: vec![],
+            routed_by: 0,
         };
         let files = 3 * MAX_RECLAIM_INODES_PER_ENTRY as u64;
         let mut call = 0;

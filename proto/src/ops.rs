@@ -16,6 +16,14 @@ pub struct CallCtx {
     pub call_id: u64,
     pub user: String,
     pub groups: Vec<String>,
+    /// The mount-table version a router or the SDK routed the call by (0:
+    /// not routed). A write routed by a table is planned only where the
+    /// nameservice owns its paths (see the metaserver's
+    /// `namespace::ownership`). Not serialized with the context: a log
+    /// entry carries it beside it, so that entries written before it
+    /// existed still decode.
+    #[serde(skip)]
+    pub routed_by: u64,
 }
 
 /// How `setQuota` changes one of the two quotas (HDFS uses

@@ -2,6 +2,7 @@
 //! start, kill -9, restart, and a client.
 #![allow(dead_code)]
 
+pub mod federated;
 pub mod routers;
 
 use std::collections::BTreeMap;

@@ -88,9 +88,17 @@ impl WritePipeline {
         clock: Arc<LogClock>,
         max_per_entry: usize,
     ) -> WritePipeline {
-        let ops = Batcher::start(proposer.clone(), max_per_entry, |time_ms, ops| Command::Ops {
-            time_ms,
-            ops,
+        let ops = Batcher::start(proposer.clone(), max_per_entry, |time_ms, ops: Vec<(CallCtx, Op)>| {
+            Command::RoutedOps {
+                time_ms,
+                ops: ops
+                    .into_iter()
+                    .map(|(ctx, op)| {
+                        let routed_by = ctx.routed_by;
+                        (ctx, routed_by, op)
+                    })
+                    .collect(),
+            }
         });
         let deltas = Batcher::start(proposer.clone(), max_per_entry, |time_ms, writes| Command::Deltas {
             time_ms,

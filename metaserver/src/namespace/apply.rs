@@ -107,6 +107,19 @@ impl Applier {
             }
             Command::Ops { time_ms, ops } => self.apply_ops(overlay, *time_ms, ops.iter().map(|(c, o)| (c, o))),
             Command::Deltas { time_ms, writes } => self.apply_deltas(overlay, *time_ms, writes),
+            Command::RoutedOps { time_ms, ops } => {
+                let ops: Vec<(CallCtx, &Op)> = ops
+                    .iter()
+                    .map(|(ctx, routed_by, op)| {
+                        let ctx = CallCtx {
+                            routed_by: *routed_by,
+                            ..ctx.clone()
+                        };
+                        (ctx, op)
+                    })
+                    .collect();
+                self.apply_ops(overlay, *time_ms, ops.iter().map(|(c, o)| (c, *o)))
+            }
         }
     }
 

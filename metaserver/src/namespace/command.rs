@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!   --exec apply                         --exec leader
-//!   client op ──► Command::Ops           client op ──► lock, plan on the leader
+//!   client op ──► Command::RoutedOps     client op ──► lock, plan on the leader
 //!                 (the op itself)                      └─► Command::Deltas
 //!                        │                                 (mutations + result)
 //!                        ▼                                        │
@@ -39,6 +39,11 @@ pub enum Command {
     /// alike everywhere. `time_ms` is the leader's clock when it proposed
     /// them, as for [`Command::Ops`].
     Deltas { time_ms: i64, writes: Vec<PlannedWrite> },
+    /// [`Command::Ops`] with the mount-table version each call was routed
+    /// by beside its context (0: not routed; the context does not
+    /// serialize it). What `--exec apply` writes since nameservices own
+    /// their paths; appended, so that older `Ops` entries still decode.
+    RoutedOps { time_ms: i64, ops: Vec<(CallCtx, u64, Op)> },
 }
 
 /// One write planned on the leader: what apply writes and what the caller
@@ -62,6 +67,7 @@ impl Command {
             Command::Format(_) => 1,
             Command::Ops { ops, .. } => ops.len().max(1),
             Command::Deltas { writes, .. } => writes.len().max(1),
+            Command::RoutedOps { ops, .. } => ops.len().max(1),
         }
     }
 }
@@ -72,6 +78,7 @@ impl fmt::Display for Command {
             Command::Format(i) => write!(f, "format({})", i.nameservice),
             Command::Ops { time_ms, ops } => write!(f, "ops(n={}, t={time_ms})", ops.len()),
             Command::Deltas { time_ms, writes } => write!(f, "deltas(n={}, t={time_ms})", writes.len()),
+            Command::RoutedOps { time_ms, ops } => write!(f, "ops(n={}, t={time_ms})", ops.len()),
         }
     }
 }

@@ -95,6 +95,10 @@ pub enum Mutation {
     /// Replace the federation paths this nameservice owns (appended: the
     /// tags above are on disk).
     SetOwnership(super::ownership::Ownership),
+    /// Guard: the ownership row was replaced `changes` times (0: never
+    /// set). Carried by writes routed by a mount table: applied only if the
+    /// paths they were checked against are still this nameservice's.
+    OwnedAt { changes: u64 },
 }
 
 /// The outcome of planning one operation.

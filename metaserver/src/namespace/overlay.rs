@@ -486,8 +486,21 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
             Mutation::SetOwnership(owned) => {
                 // Pushes planned concurrently on a leader may land in
                 // either order: the newer table's set wins.
-                if super::ownership::ownership(self)?.is_none_or(|c| c.version <= owned.version) {
-                    self.put_meta_undo(undo, super::ownership::META_OWNERSHIP, Some(encode_row(owned)));
+                let current = super::ownership::ownership(self)?;
+                if current.as_ref().is_none_or(|c| c.version <= owned.version) {
+                    let row = super::ownership::Ownership {
+                        changes: current.map_or(0, |c| c.changes) + 1,
+                        ..owned.clone()
+                    };
+                    self.put_meta_undo(undo, super::ownership::META_OWNERSHIP, Some(encode_row(&row)));
+                }
+            }
+            Mutation::OwnedAt { changes } => {
+                let now = super::ownership::ownership(self)?.map_or(0, |c| c.changes);
+                if now != *changes {
+                    return Err(guard(format!(
+                        "the paths this nameservice owns changed (change {now}, planned at {changes})"
+                    )));
                 }
             }
             Mutation::AdvanceDelegationSeq(next) => {

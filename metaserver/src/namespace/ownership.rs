@@ -12,6 +12,14 @@
 //! (a client of this nameservice alone) are not checked: the nameservice
 //! stays a whole file system to them, as a federated NameNode does.
 //!
+//! The check that counts is made when a routed write is planned, against
+//! the same state the write's delta is applied to: [`Planner::check_owned`]
+//! refuses the write, or adds the guard [`Mutation::OwnedAt`], which fails
+//! (and the write is planned again, and refused) if the row changed
+//! between plan and apply. So no routed write is applied after the
+//! nameservice was told it no longer owns the path, whatever the timing.
+//! Reads are checked before they run, against applied state.
+//!
 //! The routers set the row through `Op::SetOwnership` (superuser only):
 //! before a mount-table change commits, the nameservices that lose paths
 //! are told their smaller set; after it, every nameservice its new set. A
@@ -37,6 +45,10 @@ pub struct Ownership {
     pub version: u64,
     /// Normalized absolute paths; a path owns itself and everything below.
     pub prefixes: Vec<String>,
+    /// How many times the row was replaced (set when applied): what the
+    /// guard of a routed write compares, since a revocation keeps the
+    /// table's version.
+    pub changes: u64,
 }
 
 impl Ownership {
@@ -98,6 +110,21 @@ pub fn check_routed(owned: Option<&Ownership>, routed_by: u64, op: &Op) -> Resul
 }
 
 impl<V: ReadView + ?Sized> Planner<'_, V> {
+    /// Refuse this write if the caller routed it (by `ctx.routed_by`) to a
+    /// path this nameservice does not own; else guard it on the ownership
+    /// row staying as read (see the module docs).
+    pub(crate) fn check_owned(&mut self, op: &Op) -> Result<(), FsError> {
+        if self.ctx.routed_by == 0 {
+            return Ok(());
+        }
+        let owned = ownership(self.view)?;
+        check_routed(owned.as_ref(), self.ctx.routed_by, op)?;
+        self.muts.push(Mutation::OwnedAt {
+            changes: owned.map_or(0, |o| o.changes),
+        });
+        Ok(())
+    }
+
     pub(crate) fn set_ownership(&mut self, version: u64, prefixes: &[String]) -> Result<OpResult, FsError> {
         self.caller
             .require_superuser(" to set the paths this nameservice owns")?;
@@ -126,7 +153,11 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
         let mut prefixes = prefixes.to_vec();
         prefixes.sort();
         prefixes.dedup();
-        self.muts.push(Mutation::SetOwnership(Ownership { version, prefixes }));
+        self.muts.push(Mutation::SetOwnership(Ownership {
+            version,
+            prefixes,
+            changes: 0,
+        }));
         Ok(OpResult::Unit)
     }
 }
@@ -139,6 +170,7 @@ mod tests {
         Ownership {
             version: 7,
             prefixes: vec!["/data".into(), "/user/a".into()],
+            changes: 1,
         }
     }
 

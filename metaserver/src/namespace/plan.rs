@@ -119,6 +119,7 @@ fn plan_with<V: ReadView + ?Sized>(
         next_block: None,
         next_gen_stamp: None,
     };
+    p.check_owned(op)?;
     let result = match op {
         Op::Mkdirs {
             path,

@@ -66,6 +66,7 @@ impl DataPath {
             call_id: self.system_calls.fetch_add(1, Ordering::Relaxed),
             user: self.superuser.to_string(),
             groups: vec![],
+            routed_by: 0,
         }
     }
 

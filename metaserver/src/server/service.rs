@@ -85,6 +85,7 @@ fn ctx_from(pb: Option<pb::CallContext>, member: &Member, peer: &Peer) -> Result
             call_id: c.call_id,
             user,
             groups,
+            routed_by: c.federation_version,
         },
         method,
     ))

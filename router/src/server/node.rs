@@ -35,7 +35,7 @@ use crate::error::RouterError;
 use crate::federation::{Federation, FederationChange};
 use crate::group::{FederationCommand, FederationView, LogStore, MountTableRaft, MountTableStateMachine, Snapshots};
 use crate::mount_table::MountTableChange;
-use crate::proxy::{CallRouter, Nameservices};
+use crate::proxy::{router_nameservices, RouterCalls};
 use crate::server::ownership_pusher::{self, Pushed};
 
 /// How a router runs.
@@ -73,7 +73,7 @@ pub struct RouterNode {
     /// Put in safe mode by an operator (`routeradmin -safemode enter`).
     manual_safe_mode: AtomicBool,
     /// Client calls of the federated namespace.
-    pub calls: Arc<CallRouter>,
+    pub calls: Arc<RouterCalls>,
     /// What each nameservice was last told it owns (and the lock that
     /// orders revocations before commits).
     pushed: Pushed,
@@ -128,9 +128,9 @@ impl RouterNode {
                 cfg.timings.snapshot_interval_secs,
             )));
         }
-        let calls = Arc::new(CallRouter::new(
+        let calls = Arc::new(RouterCalls::new(
             view.clone(),
-            Nameservices::new(cfg.security.dialer.clone()),
+            router_nameservices(cfg.security.dialer.clone()),
             &version.superuser,
         ));
         let pushed: Pushed = Default::default();
@@ -189,7 +189,9 @@ impl RouterNode {
         // says it holds (a refused change leaves a quota the table lacks,
         // which the next -setQuota or -clrQuota replaces).
         if let FederationChange::Mount(MountTableChange::SetQuota { source, quota }) = &change {
-            self.calls.enforce_mount_quota(source, *quota).await.map_err(fs)?;
+            crate::proxy::enforce_mount_quota(&self.calls, source, *quota)
+                .await
+                .map_err(fs)?;
         }
         // Paths leave a nameservice before the table sends them elsewhere;
         // the lock keeps the pusher from handing them back meanwhile.

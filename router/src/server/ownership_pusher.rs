@@ -22,7 +22,7 @@ use tokio::sync::Mutex;
 
 use crate::federation::{Federation, FederationChange};
 use crate::group::{FederationView, MountTableRaft};
-use crate::proxy::CallRouter;
+use crate::proxy::{push_ownership as push, RouterCalls};
 
 /// How often the leader retries pushes that failed (and checks it still leads).
 pub const OWNERSHIP_PUSH_RETRY_MS: u64 = 2_000;
@@ -32,7 +32,7 @@ pub const OWNERSHIP_PUSH_RETRY_MS: u64 = 2_000;
 pub type Pushed = Arc<Mutex<BTreeMap<String, u64>>>;
 
 /// Run on every router: push ownership while this router leads.
-pub async fn push_ownership(raft: MountTableRaft, view: Arc<FederationView>, calls: Arc<CallRouter>, pushed: Pushed) {
+pub async fn push_ownership(raft: MountTableRaft, view: Arc<FederationView>, calls: Arc<RouterCalls>, pushed: Pushed) {
     let mut version = view.watch_version();
     loop {
         let _ = tokio::time::timeout(Duration::from_millis(OWNERSHIP_PUSH_RETRY_MS), version.changed()).await;
@@ -47,10 +47,7 @@ pub async fn push_ownership(raft: MountTableRaft, view: Arc<FederationView>, cal
             if told.get(&ns.name) == Some(&fed.version()) {
                 continue;
             }
-            match calls
-                .push_ownership(&fed, &ns.name, fed.version(), fed.owned_by(&ns.name))
-                .await
-            {
+            match push(&calls, &fed, &ns.name, fed.version(), fed.owned_by(&ns.name)).await {
                 Ok(()) => {
                     told.insert(ns.name.clone(), fed.version());
                 }
@@ -64,7 +61,7 @@ pub async fn push_ownership(raft: MountTableRaft, view: Arc<FederationView>, cal
 /// its smaller set (at the current version, which a later push replaces).
 /// Holds no lock itself: the caller holds `pushed` across this and the commit.
 pub async fn revoke_before(
-    calls: &CallRouter,
+    calls: &RouterCalls,
     before: &Federation,
     change: &FederationChange,
     told: &mut BTreeMap<String, u64>,
@@ -81,8 +78,7 @@ pub async fn revoke_before(
             continue;
         }
         told.remove(&ns.name);
-        calls
-            .push_ownership(before, &ns.name, before.version(), kept)
+        push(calls, before, &ns.name, before.version(), kept)
             .await
             .map_err(|e| match e {
                 e if e.is_retryable() => FsError::Unavailable(format!(

@@ -34,6 +34,7 @@ impl pb::router_admin_server::RouterAdmin for RouterAdminService {
         reply(Ok(FederationReply {
             federation,
             router_id: self.node.version.member_id,
+            superuser: self.node.version.superuser.clone(),
         }))
     }
 

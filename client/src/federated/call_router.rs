@@ -1,5 +1,7 @@
 //! [`CallRouter`]: one client call of the federated namespace, routed by
-//! the mount table to the nameservices that hold its paths.
+//! the mount table to the nameservices that hold its paths (by a router
+//! for its callers, or by the SDK for itself in direct mode: "the router"
+//! below is whichever runs it).
 //!
 //! ```text
 //!   client call ──► locate(path) ──► Mounted: forward to the destination(s)
@@ -27,8 +29,9 @@
 //!   rename across nameservices ([`FsError::CrossNameservice`]).
 //! * **renewLease** goes only to the nameservices where the client opened
 //!   files through this router ([`LeaseHolders`]).
-//! * **Mount quotas** are set on the destination directory, where the
-//!   nameservice enforces them exactly ([`CallRouter::enforce_mount_quota`]).
+//! * **Mount quotas** are set by the router on the destination directory,
+//!   where the nameservice enforces them exactly (the router crate's
+//!   `proxy::enforce_mount_quota`, over [`CallRouter::own_call`]).
 //!
 //! Exactly once: one client call sends at most one write to each
 //! nameservice, always with the client's (client id, call id), so each
@@ -45,22 +48,26 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::future::join_all;
 use raftfs_federation::mount_table::within;
 use raftfs_federation::routing::{locate, rename_destination, retarget, retarget_rename, Location};
-use raftfs_federation::{Destination, Federation, MountEntry, MountQuota, NameserviceRecord, Order};
-use raftfs_proto::{pb, ContentSummary, FileStatus, FsError, Op, OpResult, Permission, QuotaSetting};
+use raftfs_federation::{Destination, Federation, MountEntry, NameserviceRecord, Order};
+use raftfs_proto::{pb, ContentSummary, FileStatus, FsError, Op, OpResult};
 use rand::Rng;
 
 use super::lease_holders::LeaseHolders;
 use super::merge::{directory_status, last_component, merge_listing, sum_summaries};
 use super::nameservices::Nameservices;
-use crate::group::FederationView;
+use super::TableSource;
 
-/// Most times one call is routed again after a nameservice said the
-/// router's table is stale.
-pub const MAX_REROUTES: u32 = 2;
+/// Most times one call is routed again after a nameservice refused it as
+/// not its own.
+pub const MAX_REROUTES: u32 = 10;
+/// Longest pause before routing a refused call again when the nameservice
+/// knows no newer table than the router (a change is under way).
+pub const REROUTE_PAUSE_MS: u64 = 100;
 /// Longest a call waits for this router to reach the table version a
 /// nameservice named, before it gives up with the `NotOwned` answer.
 pub const MAX_REROUTE_WAIT_MS: u64 = 2_000;
@@ -70,13 +77,13 @@ pub const MAX_REROUTE_WAIT_MS: u64 = 2_000;
 pub const MAX_MOUNT_STATUS_LOOKUPS_PER_PAGE: usize = 64;
 
 /// See the module docs.
-pub struct CallRouter {
-    view: Arc<FederationView>,
+pub struct CallRouter<T: TableSource> {
+    table: Arc<T>,
     nameservices: Nameservices,
     leases: LeaseHolders,
     /// Owner of the virtual directories.
     superuser: String,
-    /// The router's own client id, for the calls it makes itself (mount quotas).
+    /// The client id of the calls this router makes itself ([`CallRouter::own_call`]).
     own_client_id: String,
     next_call_id: AtomicU64,
 }
@@ -108,10 +115,12 @@ fn not_found(r: &Result<OpResult, FsError>) -> bool {
     matches!(r, Err(FsError::FileNotFound(_)) | Ok(OpResult::Status(None)))
 }
 
-impl CallRouter {
-    pub fn new(view: Arc<FederationView>, nameservices: Nameservices, superuser: &str) -> CallRouter {
+impl<T: TableSource> CallRouter<T> {
+    /// Route by `table`, over `nameservices`; virtual directories (above
+    /// the mount points) belong to `superuser`.
+    pub fn new(table: Arc<T>, nameservices: Nameservices, superuser: &str) -> CallRouter<T> {
         CallRouter {
-            view,
+            table,
             nameservices,
             leases: LeaseHolders::default(),
             superuser: superuser.to_string(),
@@ -120,94 +129,16 @@ impl CallRouter {
         }
     }
 
-    /// Make mount point `source`'s quota one its nameservice enforces: the
-    /// destination directory is made if missing and given `quota` as its
-    /// HDFS quota, as the superuser, so the nameservice refuses the call
-    /// that would pass it, exactly (RBF's mount quotas are checked by the
-    /// router against usage it refreshes every minute). A mount point over
-    /// several nameservices is refused: no one nameservice could hold the
-    /// whole to its quota. Idempotent; a source that is not a mount point
-    /// is left to the table change to refuse.
-    pub async fn enforce_mount_quota(&self, source: &str, quota: MountQuota) -> Result<(), FsError> {
-        let fed = self.view.current();
-        let Some(entry) = fed.mounts().get(source) else {
-            return Ok(());
-        };
-        let [d] = entry.destinations.as_slice() else {
-            return Err(FsError::Unsupported(format!(
-                "{source} spreads over {} nameservices: a quota over several nameservices cannot be enforced \
-                 exactly; set a quota on each destination through its nameservice (dfsadmin -setQuota)",
-                entry.destinations.len()
-            )));
-        };
-        let ctx = |call_id| pb::CallContext {
-            client_id: self.own_client_id.clone(),
-            call_id,
-            user: self.superuser.clone(),
-            groups: Vec::new(),
-            delegation_token: Vec::new(),
-            federation_version: 0,
-        };
-        let setting = |q: Option<u64>| q.map_or(QuotaSetting::Clear, QuotaSetting::Set);
-        let mkdirs = Op::Mkdirs {
-            path: d.path.clone(),
-            permission: Permission::new(entry.mode),
-            create_parent: true,
-        };
-        let set = Op::SetQuota {
-            path: d.path.clone(),
-            namespace: setting(quota.ns_quota),
-            space: setting(quota.ss_quota),
-        };
-        for op in [mkdirs, set] {
-            let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed);
-            self.forward(&fed, &ctx(call_id), &d.nameservice, &op).await?;
-        }
-        Ok(())
+    /// The table this router routes by.
+    pub fn table(&self) -> &Arc<T> {
+        &self.table
     }
 
-    /// Route and run one call of the caller `ctx` names (its user already
-    /// authenticated by the router). The call carries the table version it
-    /// was routed by; a nameservice that knows a newer table and does not
-    /// own the path answers `NotOwned`, and the call is routed again once
-    /// this router has that version (at most [`MAX_REROUTES`] times, each
-    /// waiting at most [`MAX_REROUTE_WAIT_MS`]). A refused call was not run,
-    /// so routing it again is safe.
-    pub async fn call(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
-        let mut fed = self.view.current();
-        let mut reroutes = 0;
-        loop {
-            let routed = pb::CallContext {
-                federation_version: fed.version(),
-                ..ctx.clone()
-            };
-            match self.route(&fed, &routed, op).await {
-                Err(FsError::NotOwned { version, message }) if reroutes < MAX_REROUTES && version > fed.version() => {
-                    reroutes += 1;
-                    let mut seen = self.view.watch_version();
-                    let wait = std::time::Duration::from_millis(MAX_REROUTE_WAIT_MS);
-                    if tokio::time::timeout(wait, seen.wait_for(|v| *v >= version))
-                        .await
-                        .is_err()
-                    {
-                        return Err(FsError::NotOwned { version, message });
-                    }
-                    fed = self.view.current();
-                }
-                r => return r,
-            }
-        }
-    }
-
-    /// Tell nameservice `ns` the paths it owns at table `version` (as the
-    /// superuser; not a routed call, so never refused as not owned).
-    pub async fn push_ownership(
-        &self,
-        fed: &Federation,
-        ns: &str,
-        version: u64,
-        prefixes: Vec<String>,
-    ) -> Result<(), FsError> {
+    /// Run `op` on nameservice `ns` as this router's own call (its own
+    /// client id, as the superuser): the calls a router makes itself
+    /// (mount quotas, telling nameservices what they own). Not routed by
+    /// the table, so never refused as not owned.
+    pub async fn own_call(&self, fed: &Federation, ns: &str, op: &Op) -> Result<OpResult, FsError> {
         let ctx = pb::CallContext {
             client_id: self.own_client_id.clone(),
             call_id: self.next_call_id.fetch_add(1, Ordering::Relaxed),
@@ -216,9 +147,47 @@ impl CallRouter {
             delegation_token: Vec::new(),
             federation_version: 0,
         };
-        self.forward(fed, &ctx, ns, &Op::SetOwnership { version, prefixes })
-            .await
-            .map(|_| ())
+        self.forward(fed, &ctx, ns, op).await
+    }
+
+    /// Route and run one call of the caller `ctx` names (its user already
+    /// authenticated by the router). The call carries the table version it
+    /// was routed by; a nameservice that does not own the path refuses it
+    /// with `NotOwned` before running it, and the call is routed again (at
+    /// most [`MAX_REROUTES`] times):
+    /// * the nameservice names a newer version than the router's: once the
+    ///   router has it (waiting at most [`MAX_REROUTE_WAIT_MS`]);
+    /// * it names the same or an older one: a change is on its way (a
+    ///   nameservice gives paths up just before the table moves them, and
+    ///   is told its new ones just after), so after a newer version or
+    ///   [`REROUTE_PAUSE_MS`], whichever comes first.
+    ///
+    /// A refused call was not run, so routing it again is safe.
+    pub async fn call(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
+        let mut fed = self.table.current();
+        let mut reroutes = 0;
+        loop {
+            let routed = pb::CallContext {
+                federation_version: fed.version(),
+                ..ctx.clone()
+            };
+            match self.route(&fed, &routed, op).await {
+                Err(FsError::NotOwned { version, message }) if reroutes < MAX_REROUTES => {
+                    reroutes += 1;
+                    if version > fed.version() {
+                        let wait = Duration::from_millis(MAX_REROUTE_WAIT_MS);
+                        if !self.table.wait_for_version(version, wait).await {
+                            return Err(FsError::NotOwned { version, message });
+                        }
+                    } else {
+                        let pause = Duration::from_millis(REROUTE_PAUSE_MS);
+                        self.table.wait_for_version(fed.version() + 1, pause).await;
+                    }
+                    fed = self.table.current();
+                }
+                r => return r,
+            }
+        }
     }
 
     async fn route(&self, fed: &Federation, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
