@@ -13,7 +13,7 @@
 //! stays a whole file system to them, as a federated NameNode does.
 //!
 //! The check that counts is made when a routed write is planned, against
-//! the same state the write's delta is applied to: [`Planner::check_owned`]
+//! the same state the write's delta is applied to: `Planner::check_owned`
 //! refuses the write, or adds the guard [`Mutation::OwnedAt`], which fails
 //! (and the write is planned again, and refused) if the row changed
 //! between plan and apply. So no routed write is applied after the
