@@ -144,8 +144,31 @@ pub(crate) fn print_entries<'a>(entries: impl Iterator<Item = &'a MountEntry>) {
     }
 }
 
-/// Register the nameservice whose member answers at one of `fs`'s addresses.
+/// How long `-addNameservice` waits for a starting nameservice to know its
+/// membership (a member answers `MemberInfo` before its Raft group has
+/// loaded or initialized it).
+const MEMBERSHIP_WAIT_MS: u64 = 10_000;
+
+/// Register the nameservice whose member answers at one of `fs`'s
+/// addresses, once that member knows the nameservice's membership.
 async fn nameservice_record(name: &str, fs: &str) -> Result<NameserviceRecord, String> {
+    let deadline = std::time::Instant::now() + Duration::from_millis(MEMBERSHIP_WAIT_MS);
+    loop {
+        let r = nameservice_record_once(name, fs).await?;
+        if !r.members.is_empty() {
+            return Ok(r);
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(format!(
+                "the members at {fs} report no membership after {MEMBERSHIP_WAIT_MS} ms: \
+                 is nameservice {name} still starting (raftfs haadmin -getAllServiceState)?"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn nameservice_record_once(name: &str, fs: &str) -> Result<NameserviceRecord, String> {
     let addrs = raftfs_client::uri::parse_fs(fs).map_err(|e| e.to_string())?;
     let dialer = raftfs_client::ClientTls::FromEnv.dialer().map_err(|e| e.to_string())?;
     let mut last = format!("no member of {fs} answered");

@@ -199,7 +199,7 @@ impl Core {
     pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
         let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
         match self.direct().await? {
-            Some(router) => router.call(&ctx, &op).await,
+            Some(router) => router.call(ctx, &op).await,
             None => self.conn.call(&ctx, &op).await,
         }
     }

@@ -163,15 +163,12 @@ impl<T: TableSource> CallRouter<T> {
     ///   [`REROUTE_PAUSE_MS`], whichever comes first.
     ///
     /// A refused call was not run, so routing it again is safe.
-    pub async fn call(&self, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
+    pub async fn call(&self, mut ctx: pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
         let mut fed = self.table.current();
         let mut reroutes = 0;
         loop {
-            let routed = pb::CallContext {
-                federation_version: fed.version(),
-                ..ctx.clone()
-            };
-            match self.route(&fed, &routed, op).await {
+            ctx.federation_version = fed.version();
+            match self.route(&fed, &ctx, op).await {
                 Err(FsError::NotOwned { version, message }) if reroutes < MAX_REROUTES => {
                     reroutes += 1;
                     if version > fed.version() {

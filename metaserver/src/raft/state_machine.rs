@@ -28,6 +28,7 @@ use super::{CommandResponse, LogId, SnapshotDir, SnapshotMeta, Snapshots, Stored
 use crate::blocks::BlockManager;
 use crate::log_clock::LogClock;
 use crate::namespace::apply::last_time;
+use crate::namespace::ownership::{ownership, Ownership, META_OWNERSHIP};
 use crate::namespace::{
     format_info, read_counter, Applier, FormatInfo, NsConfig, Overlay, META_DECOMMISSION, META_NEXT_BLOCK_ID,
 };
@@ -50,6 +51,10 @@ pub struct SmShared {
     /// The member's log clock: applied entries' times move it forward.
     pub log_clock: Arc<LogClock>,
     cfg: RwLock<Option<(NsConfig, FormatInfo)>>,
+    /// The paths this nameservice owns in a federation, as applied: read
+    /// by every routed call, so kept here rather than read from the store
+    /// each time (reloaded when an entry changes the row).
+    owned: RwLock<Option<Arc<Ownership>>>,
     applied_tx: watch::Sender<u64>,
 }
 
@@ -60,12 +65,20 @@ impl SmShared {
     pub fn format_info(&self) -> Option<FormatInfo> {
         self.cfg.read().as_ref().map(|(_, f)| f.clone())
     }
+    /// The paths this nameservice owns, as applied (`None`: never told).
+    pub fn ownership(&self) -> Option<Arc<Ownership>> {
+        self.owned.read().clone()
+    }
     /// Watch the index of the last applied entry.
     pub fn applied_index(&self) -> watch::Receiver<u64> {
         self.applied_tx.subscribe()
     }
     fn reload(&self) -> Result<(), StoreError> {
         *self.cfg.write() = format_info(&*self.store)?.map(|f| (NsConfig::from(&f), f));
+        self.reload_ownership()
+    }
+    fn reload_ownership(&self) -> Result<(), StoreError> {
+        *self.owned.write() = ownership(&*self.store)?.map(Arc::new);
         Ok(())
     }
 
@@ -145,6 +158,7 @@ impl NsStateMachine {
             snapshots,
             log_clock,
             cfg: RwLock::new(None),
+            owned: RwLock::new(None),
             applied_tx,
         });
         shared.reload().map_err(io_err)?;
@@ -195,7 +209,11 @@ impl NsStateMachine {
             .and_then(|v| <[u8; 8]>::try_from(v).ok())
             .map(u64::from_le_bytes);
         let decommission_changed = batch.meta.contains_key(META_DECOMMISSION);
+        let ownership_changed = batch.meta.contains_key(META_OWNERSHIP);
         store.commit(batch).map_err(io_err)?;
+        if ownership_changed {
+            self.shared.reload_ownership().map_err(io_err)?;
+        }
         let decommission = match decommission_changed {
             true => Some(crate::namespace::decommissioned(&*store).map_err(io_err)?),
             false => None,

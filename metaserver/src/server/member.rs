@@ -476,14 +476,15 @@ impl Member {
     }
 
     /// Refuse a call routed by mount-table version `routed_by` for a path
-    /// this nameservice does not own (see `namespace::ownership`). Reads
-    /// the applied ownership row; calls that were not routed cost nothing.
+    /// this nameservice does not own (see `namespace::ownership`), by the
+    /// applied ownership row (kept in memory); calls that were not routed
+    /// cost nothing. A write is checked again when it is planned.
     pub fn check_routed(&self, routed_by: u64, op: &Op) -> Result<(), FsError> {
         if routed_by == 0 {
             return Ok(());
         }
-        let owned = namespace::ownership::ownership(&*self.shared.store.view())?;
-        namespace::ownership::check_routed(owned.as_ref(), routed_by, op)
+        let owned = self.shared.ownership();
+        namespace::ownership::check_routed(owned.as_deref(), routed_by, op)
     }
 
     /// Reads this member has served (leader or follower).

@@ -53,7 +53,7 @@ async fn handle_call(node: &RouterNode, req: Option<pb::CallRequest>, peer: Opti
         if let Some(why) = node.safe_mode() {
             return Err(FsError::SafeMode(why));
         }
-        node.calls.call(&ctx, &op).await
+        node.calls.call(ctx, &op).await
     }
     .await;
     // Log indexes are per nameservice: a router's answers carry none.
