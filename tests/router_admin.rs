@@ -144,14 +144,7 @@ async fn the_router_group_goes_on_when_its_leader_is_killed() {
     let mut routers = Routers::start(&cluster, 3);
     routers.admin_ok(&["-addNameservice", "ns1", &cluster.fs_uri()]);
     routers.admin_ok(&["-add", "/user", "ns1", "/user"]);
-    let status = routers.admin_ok(&["-status"]);
-    let leader = status
-        .lines()
-        .find(|l| l.contains(" LEADER "))
-        .and_then(|l| l.split("router ").nth(1))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|id| id.parse::<usize>().ok())
-        .unwrap_or_else(|| panic!("no leader in {status}"));
+    let leader = routers.leader();
     routers.kill(leader);
     let started = Instant::now();
     let out = routers.admin_ok(&["-add", "/tmp", "ns1", "/tmp"]);

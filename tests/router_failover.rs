@@ -19,18 +19,6 @@ const WRITERS: usize = 2;
 /// The same bound as a nameservice leader's kill -9 (`tests/failover.rs`).
 const FAILOVER_BOUND_MS: u128 = 10_000;
 
-/// The router that leads the routers' group, from `routeradmin -status`.
-fn router_leader(f: &Federated) -> usize {
-    let status = f.routers.admin_ok(&["-status"]);
-    status
-        .lines()
-        .find(|l| l.contains(" LEADER "))
-        .and_then(|l| l.split("router ").nth(1))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|id| id.parse::<usize>().ok())
-        .unwrap_or_else(|| panic!("no leader in {status}"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_router_leader_is_a_pause_not_an_error() {
     let mut f = Federated::start(3, Routing::ViaRouter).await;
@@ -70,7 +58,7 @@ async fn killing_the_router_leader_is_a_pause_not_an_error() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     // Each router dies once, the leader first, so every client's router
     // dies under it at some point; two of three stay up each time.
-    let first = router_leader(&f);
+    let first = f.routers.leader();
     let order: Vec<usize> = std::iter::once(first).chain((1..=3).filter(|i| *i != first)).collect();
     for victim in order {
         f.routers.kill(victim);

@@ -2,18 +2,24 @@
 //! start, kill -9, restart, and a client.
 #![allow(dead_code)]
 
+pub mod create_load;
 pub mod federated;
+pub mod raw_calls;
 pub mod routers;
+
+// Not every test binary uses them.
+#[allow(unused_imports)]
+pub use create_load::CreateLoad;
+#[allow(unused_imports)]
+pub use raw_calls::{raw_call, raw_routed_call};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use raftfs_client::{ClientOptions, ClientTls, DelegationTokenSource, FileSystem, Identity};
-use raftfs_proto::{codec, pb, DelegationToken, FsError, Op, OpResult};
+use raftfs_proto::DelegationToken;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_raftfs");
 
@@ -662,60 +668,6 @@ pub fn run_cli(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// Writers that create `DIR/f0`, `DIR/f1`, … (one writer per directory)
-/// until stopped, remembering every create they were told succeeded and
-/// every error they saw: the load under which failover tests check that
-/// nothing acknowledged is lost.
-pub struct CreateLoad {
-    stop: Arc<AtomicBool>,
-    acked: Arc<Mutex<Vec<String>>>,
-    writers: Vec<tokio::task::JoinHandle<Vec<String>>>,
-}
-
-impl CreateLoad {
-    /// Start one writer per directory in `dirs` (which must exist).
-    pub fn start(fs: &Arc<FileSystem>, dirs: &[&str]) -> CreateLoad {
-        let stop = Arc::new(AtomicBool::new(false));
-        let acked = Arc::new(Mutex::new(Vec::new()));
-        let writers = dirs
-            .iter()
-            .map(|dir| {
-                let (fs, stop, acked, dir) = (fs.clone(), stop.clone(), acked.clone(), dir.to_string());
-                tokio::spawn(async move {
-                    let mut errors = Vec::new();
-                    let mut n = 0;
-                    while !stop.load(Ordering::Relaxed) {
-                        let path = format!("{dir}/f{n}");
-                        match fs.create(&path, false).await {
-                            Ok(_) => acked.lock().unwrap().push(path),
-                            Err(e) => errors.push(format!("{path}: {e}")),
-                        }
-                        n += 1;
-                    }
-                    errors
-                })
-            })
-            .collect();
-        CreateLoad { stop, acked, writers }
-    }
-
-    /// Creates acknowledged so far.
-    pub fn acked_count(&self) -> usize {
-        self.acked.lock().unwrap().len()
-    }
-
-    /// Stop the writers; (every acknowledged create, every error seen).
-    pub async fn stop(self) -> (Vec<String>, Vec<String>) {
-        self.stop.store(true, Ordering::Relaxed);
-        let mut errors = Vec::new();
-        for w in self.writers {
-            errors.extend(w.await.expect("writer task"));
-        }
-        let acked = self.acked.lock().unwrap().clone();
-        (acked, errors)
-    }
-}
-
 /// Build the `LD_PRELOAD` shim `tests/shims/<name>.c` into `dir`; its path.
 pub fn build_shim(dir: &Path, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/shims/{name}.c"));
@@ -755,41 +707,6 @@ pub const FAST_BLOCKS: &[&str] = &[
     "--pending-replication-timeout-ms",
     "5000",
 ];
-
-/// One raw call to one member as user `hdfs` of client `client_id`: no
-/// leader hints followed, no retries (a retry is the same call id again).
-pub async fn raw_call(
-    c: &mut pb::namespace_client::NamespaceClient<tonic::transport::Channel>,
-    client_id: &str,
-    call_id: u64,
-    op: &Op,
-) -> Result<OpResult, FsError> {
-    raw_routed_call(c, client_id, call_id, op, 0).await
-}
-
-/// As [`raw_call`], saying it was routed by mount-table version `routed_by`.
-pub async fn raw_routed_call(
-    c: &mut pb::namespace_client::NamespaceClient<tonic::transport::Channel>,
-    client_id: &str,
-    call_id: u64,
-    op: &Op,
-    routed_by: u64,
-) -> Result<OpResult, FsError> {
-    let req = pb::CallRequest {
-        ctx: Some(pb::CallContext {
-            client_id: client_id.into(),
-            call_id,
-            user: "hdfs".into(),
-            groups: vec![],
-            delegation_token: Vec::new(),
-            federation_version: routed_by,
-        }),
-        op_bin: codec::encode(op).unwrap(),
-        ..Default::default()
-    };
-    let reply = c.call(req).await.expect("transport").into_inner();
-    codec::decode(&reply.result_bin, "reply").expect("decodable reply")
-}
 
 /// Replace `to` with a copy of `from` (`cp -a`: modes and times kept).
 pub fn copy_dir(from: &Path, to: &Path) {

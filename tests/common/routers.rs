@@ -90,6 +90,18 @@ impl Routers {
         }
     }
 
+    /// The router that leads the routers' group, from `routeradmin -status`.
+    pub fn leader(&self) -> usize {
+        let status = self.admin_ok(&["-status"]);
+        status
+            .lines()
+            .find(|l| l.contains(" LEADER "))
+            .and_then(|l| l.split("router ").nth(1))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|id| id.parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("no leader in {status}"))
+    }
+
     pub fn uri(&self, only: Option<usize>) -> String {
         match only {
             Some(i) => format!("raftfs://{}", self.addrs[i - 1]),
