@@ -1,6 +1,6 @@
 //! How a path of the federated namespace reaches a nameservice: the pure
-//! half of routing, shared by the router (which forwards calls) and, next,
-//! the SDK's direct mode (which sends them itself).
+//! half of routing, shared by the router (which forwards calls) and the
+//! SDK's direct mode (which sends them itself).
 //!
 //! [`locate`] says where a path lives: under a mount point (its entry and
 //! the destinations in the entry's order, disabled nameservices left out),
@@ -12,12 +12,14 @@
 //! Guarantees: the same federation version routes a path the same way
 //! everywhere; a path is checked and normalized before it is routed
 //! (`/a//b/` is `/a/b`; a relative path or a `..` component is
-//! [`FsError::InvalidPath`]), so `/data/../etc` never escapes a mount point.
+//! [`FsError::InvalidPath`], in the words a namespace uses:
+//! [`raftfs_proto::path_rules`]), so `/data/../etc` never escapes a mount
+//! point.
 
-use raftfs_proto::{FsError, Op};
+use raftfs_proto::{path_rules, FsError, Op};
 
 use crate::federation::Federation;
-use crate::mount_table::{normalize, Destination, MountEntry};
+use crate::mount_table::{Destination, MountEntry};
 
 /// Where a path lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +54,8 @@ impl Location<'_> {
 
 /// Where `path` lives in `fed` (see the module docs).
 pub fn locate<'a>(fed: &'a Federation, path: &str) -> Result<Location<'a>, FsError> {
-    let path = normalize(path).map_err(|e| FsError::InvalidPath(format!("Invalid path name {e}")))?;
+    // A client's path, checked as a namespace checks it (same words).
+    let path = path_rules::normalize(path)?;
     let table = fed.mounts();
     match table.resolve(&path) {
         Some(r) => {

@@ -17,7 +17,7 @@
 //! A path may contain `$id(P)` which expands to P's inode id.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use raftfs_proto::{CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
 
@@ -109,14 +109,25 @@ pub fn run_file(path: &Path, backend: &mut dyn Backend) -> Result<(), String> {
 
 /// Run every `*.txt` script under `dir`, each on a fresh backend from `make`.
 pub fn run_dir(dir: &Path, make: &mut dyn FnMut() -> Box<dyn Backend>) -> Result<usize, String> {
+    run_files(&scripts_in(dir)?, make)
+}
+
+/// The scripts (`*.txt`) in `dir`, sorted.
+pub fn scripts_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("read {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "txt"))
         .collect();
     files.sort();
+    Ok(files)
+}
+
+/// Run each of `files`, each against a fresh backend from `make`; Ok holds
+/// how many ran, Err every file's diff.
+pub fn run_files(files: &[PathBuf], make: &mut dyn FnMut() -> Box<dyn Backend>) -> Result<usize, String> {
     let mut failures = String::new();
-    for f in &files {
+    for f in files {
         let mut backend = make();
         if let Err(d) = run_file(f, backend.as_mut()) {
             let _ = writeln!(failures, "=== {} differs:\n{d}", f.display());

@@ -11,7 +11,7 @@
 
 use compact_str::CompactString;
 use raftfs_proto::limits::{MAX_NAME_LEN_BYTES, MAX_PATH_DEPTH, MAX_PATH_LEN_BYTES};
-use raftfs_proto::FsError;
+use raftfs_proto::{path_rules, FsError};
 
 use crate::inode::InodeId;
 
@@ -37,21 +37,13 @@ pub struct FsPath {
 impl FsPath {
     pub fn parse(raw: &str) -> Result<FsPath, FsError> {
         if raw.len() > MAX_PATH_LEN_BYTES {
-            return Err(FsError::InvalidPath(format!(
-                "path is {} bytes long, more than the limit of {MAX_PATH_LEN_BYTES}",
-                raw.len()
-            )));
+            return Err(path_rules::too_long(raw));
         }
         if !raw.starts_with('/') {
-            return Err(FsError::InvalidPath(format!(
-                "Invalid path name {raw}: not an absolute path"
-            )));
+            return Err(path_rules::not_absolute(raw));
         }
         if raw.as_bytes().contains(&0) {
-            return Err(FsError::InvalidPath(format!(
-                "Invalid path name {}: contains a NUL byte",
-                raw.replace('\0', "\\0")
-            )));
+            return Err(path_rules::nul_byte(raw));
         }
         // One SIMD scan finds every '/' and ':' (memchr2); a component is
         // then checked as a whole (`.`, `..`, a colon seen, its length),
@@ -80,20 +72,14 @@ impl FsPath {
             }
             let c = &raw[start..i];
             if c == "." || c == ".." {
-                return Err(FsError::InvalidPath(format!(
-                    "Invalid path name {raw}: `{c}' is not allowed as a path component"
-                )));
+                return Err(path_rules::dot_component(raw, c));
             }
             if colon {
-                return Err(FsError::InvalidPath(format!(
-                    "Invalid path name {raw}: `{c}' contains a colon"
-                )));
+                return Err(path_rules::colon_component(raw, c));
             }
             check_name_len(c)?;
             if components.len() == MAX_PATH_DEPTH {
-                return Err(FsError::InvalidPath(format!(
-                    "Invalid path name {raw}: deeper than {MAX_PATH_DEPTH} components"
-                )));
+                return Err(path_rules::too_deep(raw));
             }
             components.push(CompactString::from(c));
             start = i + 1;
@@ -168,11 +154,7 @@ pub fn check_name(name: &str) -> Result<(), FsError> {
 
 fn check_name_len(name: &str) -> Result<(), FsError> {
     if name.len() > MAX_NAME_LEN_BYTES {
-        return Err(FsError::InvalidPath(format!(
-            "The maximum path component name limit of {}... is exceeded: limit={MAX_NAME_LEN_BYTES} length={}",
-            name.chars().take(32).collect::<String>(),
-            name.len()
-        )));
+        return Err(path_rules::name_too_long(name));
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ pub mod datanode;
 pub mod error;
 pub mod limits;
 pub mod ops;
+pub mod path_rules;
 pub mod token;
 pub mod types;
 

@@ -54,6 +54,7 @@ use futures::future::join_all;
 use raftfs_federation::mount_table::within;
 use raftfs_federation::routing::{locate, rename_destination, retarget, retarget_rename, Location};
 use raftfs_federation::{Destination, Federation, MountEntry, NameserviceRecord, Order};
+use raftfs_proto::limits::MAX_LISTING_ENTRIES;
 use raftfs_proto::{pb, ContentSummary, FileStatus, FsError, Op, OpResult};
 use rand::Rng;
 
@@ -345,11 +346,12 @@ impl<T: TableSource> CallRouter<T> {
         let name = last_component(loc.path()).to_string();
         let op = Op::GetFileInfo { path: String::new() };
         match &loc {
-            Location::Virtual { .. } => Ok(OpResult::Status(Some(directory_status(
+            Location::Virtual { children, .. } => Ok(OpResult::Status(Some(directory_status(
                 &name,
                 None,
                 None,
                 &self.superuser,
+                children.len(),
             )))),
             Location::Mounted { entry, candidates, .. } => {
                 let found = match self.sequential(fed, ctx, candidates, &op).await? {
@@ -362,6 +364,7 @@ impl<T: TableSource> CallRouter<T> {
                         Some(*entry),
                         found,
                         &self.superuser,
+                        fed.mounts().child_mount_names(loc.path()).len(),
                     ))));
                 }
                 Ok(OpResult::Status(found.map(|mut s| {
@@ -399,9 +402,13 @@ impl<T: TableSource> CallRouter<T> {
                 } else {
                     None
                 };
-                directory_status(name, Some(entry), dest, &self.superuser)
+                let below = fed.mounts().child_mount_names(&full).len();
+                directory_status(name, Some(entry), dest, &self.superuser, below)
             }
-            _ => directory_status(name, None, None, &self.superuser),
+            _ => {
+                let below = fed.mounts().child_mount_names(&full).len();
+                directory_status(name, None, None, &self.superuser, below)
+            }
         }
     }
 
@@ -418,7 +425,11 @@ impl<T: TableSource> CallRouter<T> {
             other => other?,
         };
         let dir = loc.path().to_string();
-        let limit_entries = limit.max(1) as usize;
+        // 0 asks for the nameservices' own page size, as it does of one nameservice.
+        let limit_entries = match limit {
+            0 => MAX_LISTING_ENTRIES,
+            n => (n as usize).min(MAX_LISTING_ENTRIES),
+        };
         let pages = match &loc {
             Location::Virtual { .. } => Vec::new(),
             Location::Mounted { candidates, .. } => {
@@ -538,6 +549,12 @@ impl<T: TableSource> CallRouter<T> {
     async fn rename(&self, fed: &Federation, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
         let dst_path = rename_destination(op).expect("a rename has a destination");
         let src = locate(fed, op.src_path())?;
+        if src.is_mount_point() {
+            return Err(FsError::AccessControl(format!(
+                "{} is a mount point: move it with routeradmin -update, not rename",
+                src.path()
+            )));
+        }
         let dst = locate(fed, dst_path)?;
         let (
             Location::Mounted {
@@ -563,11 +580,6 @@ impl<T: TableSource> CallRouter<T> {
                 "{p} is a directory of the router's mount table, not of a nameservice: rename it with routeradmin"
             )));
         };
-        if src.is_mount_point() {
-            return Err(FsError::AccessControl(format!(
-                "{sp} is a mount point: move it with routeradmin -update, not rename"
-            )));
-        }
         if dst.is_mount_point() && matches!(op, Op::Rename2 { .. }) {
             return Err(FsError::AccessControl(format!(
                 "{dp} is a mount point: a rename may not replace it"

@@ -24,12 +24,14 @@ pub fn last_component(path: &str) -> &str {
 
 /// A directory status named `name`: the mount entry's owner, group and
 /// mode over `dest` (its destination's status, if it exists), or a virtual
-/// directory's when `entry` is `None`.
+/// directory's when `entry` is `None`. Without a destination status, its
+/// children are the `mounts_below` mount points directly below it.
 pub fn directory_status(
     name: &str,
     entry: Option<&MountEntry>,
     dest: Option<FileStatus>,
     superuser: &str,
+    mounts_below: usize,
 ) -> FileStatus {
     let mut s = dest.unwrap_or(FileStatus {
         path_suffix: String::new(),
@@ -43,7 +45,7 @@ pub fn directory_status(
         owner: superuser.to_string(),
         group: VIRTUAL_DIR_GROUP.to_string(),
         file_id: 0,
-        children_num: 0,
+        children_num: mounts_below as u64,
         under_construction: false,
     });
     s.path_suffix = name.to_string();
@@ -134,7 +136,7 @@ mod tests {
     use super::*;
 
     fn st(name: &str, len: u64) -> FileStatus {
-        let mut s = directory_status(name, None, None, "hdfs");
+        let mut s = directory_status(name, None, None, "hdfs", 0);
         s.length = len;
         s
     }
@@ -211,7 +213,7 @@ mod tests {
         };
         let mut dest = st("d2", 0);
         dest.modification_time = 42;
-        let s = directory_status("data", Some(&e), Some(dest), "hdfs");
+        let s = directory_status("data", Some(&e), Some(dest), "hdfs", 0);
         assert_eq!(
             (
                 s.path_suffix.as_str(),
@@ -223,8 +225,11 @@ mod tests {
             ("data", "alice", "eng", 0o750, 42)
         );
         e.mode = 0o700;
-        assert_eq!(directory_status("x", Some(&e), None, "hdfs").permission.bits(), 0o700);
-        let v = directory_status("", None, None, "hdfs");
-        assert_eq!((v.owner.as_str(), v.is_dir()), ("hdfs", true));
+        assert_eq!(
+            directory_status("x", Some(&e), None, "hdfs", 0).permission.bits(),
+            0o700
+        );
+        let v = directory_status("", None, None, "hdfs", 2);
+        assert_eq!((v.owner.as_str(), v.is_dir(), v.children_num), ("hdfs", true, 2));
     }
 }
