@@ -24,8 +24,14 @@ pub struct DatanodeArgs {
     #[arg(long)]
     pub hostname: Option<String>,
     /// A nameservice to serve, as raftfs://host:port,... (repeat for each nameservice).
-    #[arg(long = "nameservice", required = true)]
+    #[arg(long = "nameservice", required_unless_present = "router", conflicts_with = "router")]
     pub nameservices: Vec<String>,
+    /// Serve every nameservice the routers at raftfs://host:port,... have
+    /// registered, and follow them as nameservices are added
+    /// (dfsadmin -addNameservice) and removed (-removeNameservice, which
+    /// deletes their block pools here), without a restart.
+    #[arg(long)]
+    pub router: Option<String>,
     /// Heartbeat interval (HDFS dfs.heartbeat.interval, 3 s).
     #[arg(long = "heartbeat-ms", default_value_t = 3_000)]
     pub heartbeat_ms: u64,
@@ -103,6 +109,10 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
         let members = raftfs_client::uri::parse_fs(ns).map_err(|e| anyhow::anyhow!("--nameservice {ns}: {e}"))?;
         nameservices.push(members);
     }
+    let routers = match &a.router {
+        Some(r) => raftfs_client::uri::parse_fs(r).map_err(|e| anyhow::anyhow!("--router {r}: {e}"))?,
+        None => Vec::new(),
+    };
     if a.heartbeat_ms == 0 || a.block_report_interval_ms == 0 {
         bail!("--heartbeat-ms and --block-report-interval-ms must be positive");
     }
@@ -112,6 +122,7 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
         advertise,
         hostname: a.hostname.clone().unwrap_or(host),
         nameservices,
+        routers,
         heartbeat_ms: a.heartbeat_ms,
         block_report_interval_ms: a.block_report_interval_ms,
         reserved_bytes: a.reserved_mb.saturating_mul(1 << 20),
@@ -132,7 +143,7 @@ pub async fn run(a: DatanodeArgs) -> anyhow::Result<()> {
     let dn = Datanode::start(cfg.clone(), listener)
         .await
         .map_err(|e| anyhow::anyhow!("start DataNode: {e}"))?;
-    tracing::info!(listen = %cfg.listen, advertise = %cfg.advertise, nameservices = cfg.nameservices.len(), "DataNode serving");
+    tracing::info!(listen = %cfg.listen, advertise = %cfg.advertise, nameservices = cfg.nameservices.len(), routers = cfg.routers.len(), "DataNode serving");
     let node = dn.node.clone();
     tokio::select! {
         _ = crate::cli_metaserver::shutdown_signal() => {

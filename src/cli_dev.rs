@@ -383,8 +383,15 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         if sock.display().to_string().len() <= 107 {
             args.extend(["--domain-socket".into(), sock.display().to_string()]);
         }
-        for u in &uris {
-            args.extend(["--nameservice".into(), u.clone()]);
+        if a.routers > 0 {
+            // DataNodes follow the routers: nameservices added or removed
+            // later (dfsadmin -addNameservice) need no restart.
+            let addrs: Vec<String> = (1..=a.routers).map(|r| router_addr(a.port_base, r)).collect();
+            args.extend(["--router".into(), format!("raftfs://{}", addrs.join(","))]);
+        } else {
+            for u in &uris {
+                args.extend(["--nameservice".into(), u.clone()]);
+            }
         }
         args.extend(extra_dn.iter().cloned());
         let log = a.dir.join(format!("dn{j}.log"));
@@ -427,6 +434,9 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             say!("  {line}");
         }
         routers_uri = Some(uri);
+    }
+    for u in &uris {
+        wait_datanodes(u, &tls, a.datanodes as usize).await;
     }
     say!("The cluster is serving. Use it with:");
     if let Some(u) = &routers_uri {
@@ -471,6 +481,32 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     }
     say!("Stopped.");
     Ok(())
+}
+
+/// Wait (at most [`READY_TIMEOUT_MS`]) until nameservice `fs` counts `n`
+/// live DataNodes; say so if it does not.
+async fn wait_datanodes(fs: &str, tls: &raftfs_client::ClientTls, n: usize) {
+    let identity = raftfs_client::Identity::resolve(None);
+    let opts = raftfs_client::ClientOptions {
+        tls: tls.clone(),
+        ..Default::default()
+    };
+    let Ok(client) = raftfs_client::FileSystem::connect(fs, identity, opts) else {
+        return;
+    };
+    let deadline = std::time::Instant::now() + Duration::from_millis(READY_TIMEOUT_MS);
+    let mut live = 0;
+    while std::time::Instant::now() < deadline {
+        live = match client.admin(raftfs_proto::AdminOp::DatanodeReport).await {
+            Ok(raftfs_proto::AdminResult::Datanodes(d)) => d.iter().filter(|d| d.live).count(),
+            _ => 0,
+        };
+        if live >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    say!("warning: {fs} counts {live} of {n} DataNodes live (see the DataNode logs)");
 }
 
 async fn wait_ready(fs: &str, tls: &raftfs_client::ClientTls) -> anyhow::Result<()> {

@@ -1,5 +1,6 @@
 //! `raftfs dfsadmin` (-report, -safemode, -decommission, -recommission,
-//! -refreshUserToGroupsMappings) and
+//! -refreshUserToGroupsMappings, and -addNameservice/-removeNameservice in
+//! `cli_nameservices`) and
 //! `raftfs fsck`, as HDFS prints them.
 //!
 //! A cluster with several nameservices is named by
@@ -23,7 +24,9 @@ pub const USAGE: &str = "Usage: raftfs dfsadmin [--nameservices \"raftfs://h:p,.
 \t[-safemode <enter | leave | get | wait>]
 \t[-decommission <datanode uuid | host:port | host>]
 \t[-recommission <datanode uuid | host:port | host>]
-\t[-refreshUserToGroupsMappings]";
+\t[-refreshUserToGroupsMappings]
+\t[-addNameservice <nameservice> raftfs://host:port,...]   (with --router)
+\t[-removeNameservice <nameservice> [-force]]               (with --router)";
 
 pub const FSCK_USAGE: &str = "Usage: raftfs fsck [--nameservices ...] <path> [-files [-blocks [-locations]]]";
 
@@ -140,6 +143,23 @@ pub async fn run(spec: Option<String>, router: Option<String>, user: Option<Stri
                 eprintln!("dfsadmin: {}: {e}", e.exception_name());
                 1
             }
+        };
+    }
+    if let Some(cmd @ ("-addNameservice" | "-removeNameservice")) = args.first().map(String::as_str) {
+        let Some(router) = router else {
+            eprintln!("dfsadmin: {cmd} changes the federation: pass --router (or set RAFTFS_ROUTER)");
+            return 255;
+        };
+        let a: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+        return match (cmd, a.as_slice()) {
+            ("-addNameservice", [name, fs]) => crate::cli_nameservices::add(&router, user.as_deref(), name, fs).await,
+            ("-removeNameservice", [name]) => {
+                crate::cli_nameservices::remove(&router, user.as_deref(), name, false).await
+            }
+            ("-removeNameservice", [name, "-force"]) => {
+                crate::cli_nameservices::remove(&router, user.as_deref(), name, true).await
+            }
+            _ => usage(),
         };
     }
     let Some(spec) = spec else {

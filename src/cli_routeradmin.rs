@@ -151,7 +151,7 @@ const MEMBERSHIP_WAIT_MS: u64 = 10_000;
 
 /// Register the nameservice whose member answers at one of `fs`'s
 /// addresses, once that member knows the nameservice's membership.
-async fn nameservice_record(name: &str, fs: &str) -> Result<NameserviceRecord, String> {
+pub(crate) async fn nameservice_record(name: &str, fs: &str) -> Result<NameserviceRecord, String> {
     let deadline = std::time::Instant::now() + Duration::from_millis(MEMBERSHIP_WAIT_MS);
     loop {
         let r = nameservice_record_once(name, fs).await?;

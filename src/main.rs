@@ -10,6 +10,7 @@ mod cli_fetchdt;
 mod cli_format;
 mod cli_haadmin;
 mod cli_metaserver;
+mod cli_nameservices;
 mod cli_node;
 mod cli_router;
 mod cli_routeradmin;

@@ -49,8 +49,10 @@ async fn version(node: &Node, addr: &str) -> Result<NamespaceInfo, FsError> {
     dec(node.member(addr)?.version_request(enc(&req)?).await)
 }
 
-/// Serve the nameservice whose members are `members`, until the process ends.
-pub async fn run_nameservice(node: Arc<Node>, members: Vec<String>) {
+/// Serve the nameservice whose members are `members` until the process
+/// ends or the task is aborted (which stops its member loops too). With
+/// `expected_pool`, a nameservice of another block pool is refused.
+pub async fn run_nameservice(node: Arc<Node>, members: Vec<String>, expected_pool: Option<String>) {
     let retry = Duration::from_millis(RETRY_MIN_MS.max(node.cfg.heartbeat_ms));
     let info = 'found: loop {
         for m in &members {
@@ -66,6 +68,11 @@ pub async fn run_nameservice(node: Arc<Node>, members: Vec<String>) {
         }
         tokio::time::sleep(retry).await;
     };
+    if let Some(want) = expected_pool.filter(|p| *p != info.block_pool_id) {
+        tracing::error!(nameservice = %info.nameservice, bpid = %info.block_pool_id, expected = %want,
+            "the members serve another block pool than the routers registered: refusing the nameservice");
+        return;
+    }
     let ident = match node.storage.adopt_cluster(&info.cluster_id) {
         Ok(i) => i,
         Err(e) => {
@@ -87,20 +94,14 @@ pub async fn run_nameservice(node: Arc<Node>, members: Vec<String>) {
         .insert(info.block_pool_id.clone(), members.clone());
     tracing::info!(nameservice = %info.nameservice, bpid = %info.block_pool_id, "serving block pool");
     let highest_term = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::new();
+    // Dropped (the task aborted) → every member loop aborted.
+    let mut loops = tokio::task::JoinSet::new();
     for m in members {
         // Create the queue now, so no replica event is missed before the loop starts.
         node.ibr_queue(&info.block_pool_id, &m);
-        tasks.push(tokio::spawn(member_loop(
-            node.clone(),
-            m,
-            info.clone(),
-            highest_term.clone(),
-        )));
+        loops.spawn(member_loop(node.clone(), m, info.clone(), highest_term.clone()));
     }
-    for t in tasks {
-        let _ = t.await;
-    }
+    while loops.join_next().await.is_some() {}
 }
 
 /// Register with one member and keep it informed.

@@ -10,11 +10,14 @@
 //! * [`actor`]: handshake, registration, heartbeats, reports and commands,
 //!   per nameservice and member, with term-based fencing of commands.
 //! * [`copy`]: copying a replica to other DataNodes.
+//! * [`federation_follower`]: with `--router`, the nameservices the routers
+//!   register, served and removed as they change.
 //! * [`scanner`]: the periodic check of every replica's checksums.
 //! * [`short_circuit`]: open replica files handed to clients on this host.
 
 pub mod actor;
 pub mod copy;
+pub mod federation_follower;
 pub mod node;
 pub mod scanner;
 pub mod short_circuit;
@@ -44,10 +47,22 @@ impl Datanode {
     /// Open the storage, start the data transfer service on `listener`, and
     /// start talking to every configured nameservice.
     pub async fn start(cfg: DatanodeConfig, listener: tokio::net::TcpListener) -> Result<Datanode, FsError> {
-        if cfg.nameservices.is_empty() {
-            return Err(FsError::InvalidArgument(
-                "a DataNode needs at least one --nameservice raftfs://host:port,...".into(),
-            ));
+        match (cfg.nameservices.is_empty(), cfg.routers.is_empty()) {
+            (true, true) => {
+                return Err(FsError::InvalidArgument(
+                    "a DataNode needs the routers to follow (--router raftfs://host:port,...) \
+                     or at least one --nameservice raftfs://host:port,..."
+                        .into(),
+                ))
+            }
+            (false, false) => {
+                return Err(FsError::InvalidArgument(
+                    "--router and --nameservice exclude each other: a DataNode following the \
+                     routers serves every nameservice they register"
+                        .into(),
+                ))
+            }
+            _ => {}
         }
         let storage = {
             let (dirs, reserved) = (cfg.dirs.clone(), cfg.reserved_bytes);
@@ -91,7 +106,10 @@ impl Datanode {
         });
         let mut tasks = vec![server];
         for members in cfg.nameservices {
-            tasks.push(tokio::spawn(actor::run_nameservice(node.clone(), members)));
+            tasks.push(tokio::spawn(actor::run_nameservice(node.clone(), members, None)));
+        }
+        if !cfg.routers.is_empty() {
+            tasks.push(tokio::spawn(federation_follower::follow(node.clone(), cfg.routers)));
         }
         if cfg.scan_period_ms > 0 {
             let period = std::time::Duration::from_millis(cfg.scan_period_ms);

@@ -46,6 +46,9 @@ pub struct DatanodeConfig {
     pub hostname: String,
     /// Every nameservice served: the member addresses of each.
     pub nameservices: Vec<Vec<String>>,
+    /// Routers (HOST:PORT) whose registered nameservices the node serves,
+    /// following changes ([`crate::federation_follower`]); empty: none.
+    pub routers: Vec<String>,
     /// HDFS `dfs.heartbeat.interval` (3 s).
     pub heartbeat_ms: u64,
     /// HDFS `dfs.blockreport.intervalMsec` (6 h).
@@ -235,6 +238,13 @@ impl Node {
 
     pub fn xceivers(&self) -> u32 {
         self.xceivers.load(Ordering::Relaxed)
+    }
+
+    /// Forget everything kept for talking to pool `bpid`'s members (its
+    /// nameservice is no longer served).
+    pub fn forget_pool(&self, bpid: &str) {
+        self.ibr.write().remove(bpid);
+        self.pool_members.write().remove(bpid);
     }
 
     /// The queue for member `addr` of pool `bpid` (created on first use).

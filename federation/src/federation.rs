@@ -10,6 +10,13 @@
 //! * Mount entries name only nameservices that exist, and a nameservice
 //!   cannot be removed while an entry leads into it.
 //! * Every applied change bumps [`Federation::version`] by one.
+//! * A removed nameservice leaves a record of its block pool
+//!   ([`RemovedNameservice`], the newest [`MAX_REMOVED_NAMESERVICES_KEPT`]):
+//!   DataNodes that follow the routers delete a pool only when it is
+//!   recorded removed (empty, or with `force` whatever it holds), never
+//!   because a table lacks it, so a new or mistaken router group cannot
+//!   make them drop data. Registering the same block pool again forgets
+//!   the record.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -24,6 +31,8 @@ pub const MAX_NAMESERVICES: usize = 1024;
 pub const MAX_NAMESERVICE_NAME_BYTES: usize = 64;
 /// Most members one nameservice lists.
 pub const MAX_MEMBERS_PER_NAMESERVICE: usize = 16;
+/// Most removed nameservices remembered (the oldest is forgotten first).
+pub const MAX_REMOVED_NAMESERVICES_KEPT: usize = 1024;
 
 /// A nameservice the federation routes to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,9 +52,30 @@ pub enum FederationChange {
     /// Replace a known nameservice's members (after a membership change).
     UpdateNameservice(NameserviceRecord),
     /// Forget a nameservice; refused while a mount entry leads into it.
+    /// DataNodes delete its block pool where they hold no replica of it.
     RemoveNameservice {
         name: String,
     },
+    // ---- appended (the log carries these; keep the order) ----
+    /// As `RemoveNameservice`, and DataNodes delete its block pool
+    /// whatever it holds; of a nameservice already removed, say so for
+    /// the pools DataNodes kept because they were not empty.
+    ForceRemoveNameservice {
+        name: String,
+    },
+}
+
+/// A nameservice the federation removed: what DataNodes need to delete
+/// its block pool, even those that were down when it happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemovedNameservice {
+    pub name: String,
+    pub namespace_id: u64,
+    pub block_pool_id: String,
+    /// Delete the pool even where it holds replicas (`-force`).
+    pub force: bool,
+    /// The federation version that removed it (or last forced it).
+    pub version: u64,
 }
 
 /// Nameservices and the mount table, at a version.
@@ -54,6 +84,28 @@ pub struct Federation {
     nameservices: BTreeMap<String, NameserviceRecord>,
     mounts: MountTable,
     version: u64,
+    /// Block pool id → the nameservice removed with it.
+    removed: BTreeMap<String, RemovedNameservice>,
+}
+
+/// A [`Federation`] as routers stored it before removed nameservices were
+/// remembered: snapshots of that format still load.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct FederationWithoutRemoved {
+    nameservices: BTreeMap<String, NameserviceRecord>,
+    mounts: MountTable,
+    version: u64,
+}
+
+impl From<FederationWithoutRemoved> for Federation {
+    fn from(f: FederationWithoutRemoved) -> Federation {
+        Federation {
+            nameservices: f.nameservices,
+            mounts: f.mounts,
+            version: f.version,
+            removed: BTreeMap::new(),
+        }
+    }
 }
 
 /// A nameservice name: letters, digits, `-` and `_`, as HDFS's
@@ -124,6 +176,12 @@ impl Federation {
         self.nameservices.get(name)
     }
 
+    /// The nameservices removed, by block pool id (the newest
+    /// [`MAX_REMOVED_NAMESERVICES_KEPT`]).
+    pub fn removed(&self) -> &BTreeMap<String, RemovedNameservice> {
+        &self.removed
+    }
+
     /// The paths of nameservice `name` that the mount table leads into
     /// (every destination in it), sorted: what it owns at this version.
     pub fn owned_by(&self, name: &str) -> Vec<String> {
@@ -162,6 +220,7 @@ impl Federation {
                         "the federation holds {MAX_NAMESERVICES} nameservices, its limit"
                     )));
                 }
+                self.removed.remove(&r.block_pool_id);
                 self.nameservices.insert(r.name.clone(), r);
             }
             FederationChange::UpdateNameservice(r) => {
@@ -177,34 +236,72 @@ impl Federation {
                     None => return Err(MountTableError::UnknownNameservice(r.name)),
                 }
             }
-            FederationChange::RemoveNameservice { name } => {
-                if !self.nameservices.contains_key(&name) {
-                    return Err(MountTableError::UnknownNameservice(name));
-                }
-                let using: Vec<&str> = self
-                    .mounts
-                    .entries()
-                    .filter(|e| e.destinations.iter().any(|d| d.nameservice == name))
-                    .map(|e| e.source.as_str())
-                    .collect();
-                if !using.is_empty() {
-                    let why = format!("mount points lead into it: {}", using.join(", "));
-                    return Err(MountTableError::NameserviceInUse(name, why));
-                }
-                if self.mounts.is_disabled(&name) {
-                    let names: BTreeSet<String> = self.nameservices.keys().cloned().collect();
-                    self.mounts.apply(
-                        MountTableChange::DisableNameservice {
-                            nameservice: name.clone(),
-                            disabled: false,
-                        },
-                        &names,
-                    )?;
-                }
-                self.nameservices.remove(&name);
-            }
+            FederationChange::RemoveNameservice { name } => self.remove_nameservice(name, false)?,
+            FederationChange::ForceRemoveNameservice { name } => self.remove_nameservice(name, true)?,
         }
         self.version += 1;
+        Ok(())
+    }
+
+    /// Remove nameservice `name` and remember its block pool (see the
+    /// module docs); forcing an already removed one marks its record forced.
+    fn remove_nameservice(&mut self, name: String, force: bool) -> Result<(), MountTableError> {
+        let version = self.version + 1;
+        if !self.nameservices.contains_key(&name) {
+            let gone = self
+                .removed
+                .values_mut()
+                .filter(|r| r.name == name)
+                .max_by_key(|r| r.version);
+            return match gone {
+                Some(r) if force => {
+                    r.force = true;
+                    r.version = version;
+                    Ok(())
+                }
+                _ => Err(MountTableError::UnknownNameservice(name)),
+            };
+        }
+        let using: Vec<&str> = self
+            .mounts
+            .entries()
+            .filter(|e| e.destinations.iter().any(|d| d.nameservice == name))
+            .map(|e| e.source.as_str())
+            .collect();
+        if !using.is_empty() {
+            let why = format!("mount points lead into it: {}", using.join(", "));
+            return Err(MountTableError::NameserviceInUse(name, why));
+        }
+        if self.mounts.is_disabled(&name) {
+            let names: BTreeSet<String> = self.nameservices.keys().cloned().collect();
+            self.mounts.apply(
+                MountTableChange::DisableNameservice {
+                    nameservice: name.clone(),
+                    disabled: false,
+                },
+                &names,
+            )?;
+        }
+        let r = self.nameservices.remove(&name).expect("checked above");
+        self.removed.insert(
+            r.block_pool_id.clone(),
+            RemovedNameservice {
+                name: r.name,
+                namespace_id: r.namespace_id,
+                block_pool_id: r.block_pool_id,
+                force,
+                version,
+            },
+        );
+        while self.removed.len() > MAX_REMOVED_NAMESERVICES_KEPT {
+            let oldest = self
+                .removed
+                .values()
+                .min_by_key(|r| r.version)
+                .map(|r| r.block_pool_id.clone())
+                .expect("not empty");
+            self.removed.remove(&oldest);
+        }
         Ok(())
     }
 }
@@ -255,6 +352,72 @@ mod tests {
             .unwrap();
         assert_eq!(f.nameservices().count(), 0);
         assert_eq!(f.version(), 4);
+    }
+
+    #[test]
+    fn removed_nameservices_are_remembered_by_block_pool() {
+        let mut f = Federation::new();
+        f.apply(FederationChange::AddNameservice(ns("ns1", 7))).unwrap();
+        f.apply(FederationChange::AddNameservice(ns("ns2", 8))).unwrap();
+        f.apply(FederationChange::RemoveNameservice { name: "ns1".into() })
+            .unwrap();
+        let r = &f.removed()["BP-7"];
+        assert_eq!((r.name.as_str(), r.force, r.version), ("ns1", false, 3));
+        // Forcing it afterwards marks the record; an unknown name is refused.
+        f.apply(FederationChange::ForceRemoveNameservice { name: "ns1".into() })
+            .unwrap();
+        assert_eq!((f.removed()["BP-7"].force, f.removed()["BP-7"].version), (true, 4));
+        let before = f.clone();
+        assert_eq!(
+            f.apply(FederationChange::RemoveNameservice { name: "ns1".into() }),
+            Err(MountTableError::UnknownNameservice("ns1".into())),
+            "removing it again without -force"
+        );
+        assert_eq!(
+            f.apply(FederationChange::ForceRemoveNameservice { name: "nsX".into() }),
+            Err(MountTableError::UnknownNameservice("nsX".into()))
+        );
+        assert_eq!(f, before);
+        f.apply(FederationChange::ForceRemoveNameservice { name: "ns2".into() })
+            .unwrap();
+        assert!(f.removed()["BP-8"].force);
+        // The same pool registered again is no longer removed.
+        f.apply(FederationChange::AddNameservice(ns("ns1", 7))).unwrap();
+        assert!(!f.removed().contains_key("BP-7"));
+        assert!(f.removed().contains_key("BP-8"));
+    }
+
+    #[test]
+    fn the_oldest_removed_nameservice_is_forgotten_first() {
+        let mut f = Federation::new();
+        for i in 1..=MAX_REMOVED_NAMESERVICES_KEPT as u64 + 2 {
+            f.apply(FederationChange::AddNameservice(ns("ns", i))).unwrap();
+            f.apply(FederationChange::RemoveNameservice { name: "ns".into() })
+                .unwrap();
+        }
+        assert_eq!(f.removed().len(), MAX_REMOVED_NAMESERVICES_KEPT);
+        assert!(!f.removed().contains_key("BP-1") && !f.removed().contains_key("BP-2"));
+        assert!(f.removed().contains_key("BP-3"));
+    }
+
+    #[test]
+    fn an_old_snapshot_loads() {
+        #[derive(Serialize)]
+        struct Old {
+            nameservices: BTreeMap<String, NameserviceRecord>,
+            mounts: MountTable,
+            version: u64,
+        }
+        let mut f = Federation::new();
+        f.apply(FederationChange::AddNameservice(ns("ns1", 7))).unwrap();
+        let old = Old {
+            nameservices: f.nameservices.clone(),
+            mounts: f.mounts.clone(),
+            version: f.version,
+        };
+        let bytes = bincode::serialize(&old).unwrap();
+        let back: Federation = bincode::deserialize::<FederationWithoutRemoved>(&bytes).unwrap().into();
+        assert_eq!(back, f);
     }
 
     #[test]

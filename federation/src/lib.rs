@@ -21,6 +21,6 @@ pub mod mount_table;
 pub mod routing;
 
 pub use error::{MountTableError, RouterError};
-pub use federation::{Federation, FederationChange, NameserviceRecord};
+pub use federation::{Federation, FederationChange, FederationWithoutRemoved, NameserviceRecord, RemovedNameservice};
 pub use mount_table::{Destination, MountEntry, MountQuota, MountTable, MountTableChange, Order};
 pub use routing::{locate, Location};

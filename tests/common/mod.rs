@@ -431,8 +431,9 @@ impl Cluster {
         self.root.path().join(format!("dn{j}"))
     }
 
-    /// Start DataNodes 1..=n serving this nameservice, with `extra` arguments
-    /// (a 100 ms heartbeat unless `extra` says otherwise).
+    /// Start DataNodes 1..=n serving this nameservice (or, with `--router`
+    /// in `extra`, the nameservices the routers register), with `extra`
+    /// arguments (a 100 ms heartbeat unless `extra` says otherwise).
     pub fn start_datanodes(&mut self, n: u64, extra: &[&str]) {
         self.dn_extra_args = extra.iter().map(|s| s.to_string()).collect();
         for j in 1..=n {
@@ -449,9 +450,12 @@ impl Cluster {
             .open(self.root.path().join(format!("dn{j}.log")))
             .expect("open datanode log");
         let mut cmd = Command::new(BIN);
-        cmd.args(["datanode", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--nameservice", &self.fs_uri()])
-            .arg("--domain-socket")
+        cmd.args(["datanode", "--listen", &format!("127.0.0.1:{port}")]);
+        // A DataNode that follows routers is told its nameservices by them.
+        if !self.dn_extra_args.iter().any(|a| a == "--router") {
+            cmd.args(["--nameservice", &self.fs_uri()]);
+        }
+        cmd.arg("--domain-socket")
             .arg(self.root.path().join(format!("dn{j}.sock")))
             .arg("--dir")
             .arg(self.dn_dir(j))

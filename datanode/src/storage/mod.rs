@@ -414,6 +414,35 @@ impl Storage {
         Ok(pool)
     }
 
+    /// Delete block pool `bpid` (HDFS `deleteBlockPool`): its replicas
+    /// leave the map and its directory every volume. A pool that holds
+    /// replicas is kept unless `force`. Returns the replicas it held, or
+    /// `None` if it was kept; a pool this node does not have is `Some(0)`.
+    pub fn remove_pool(&self, bpid: &str, force: bool) -> Result<Option<usize>, FsError> {
+        let held = {
+            let mut pools = self.pools.write();
+            let held = pools.get(bpid).map_or(0, |p| p.replicas.lock().len());
+            if held > 0 && !force {
+                return Ok(None);
+            }
+            pools.remove(bpid);
+            held
+        };
+        for (i, v) in self.volumes.iter().enumerate().filter(|(_, v)| !v.is_failed()) {
+            let dir = self.pool_dir(i, bpid);
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    v.fail("delete block pool directory", &e);
+                    return Err(io_err("delete block pool directory", &dir, e));
+                }
+            }
+        }
+        tracing::info!(bpid, replicas = held, "block pool deleted");
+        Ok(Some(held))
+    }
+
     /// Read every block pool found on the volumes into the replica map.
     fn load_pools(&self) -> Result<(), FsError> {
         for (vi, v) in self.volumes.iter().enumerate().filter(|(_, v)| !v.is_failed()) {

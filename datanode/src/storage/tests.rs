@@ -154,3 +154,30 @@ fn an_unwritable_directory_is_a_failed_volume_not_fatal() {
     assert_eq!(s.failed_volumes(), 1);
     assert!(Storage::open(&[bad], 0).is_err(), "no usable volume is an error");
 }
+
+#[test]
+fn a_pool_is_deleted_empty_or_forced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (s, p) = open(tmp.path());
+    let other = s.open_pool("BP-2", 8, "CID-test", 1).expect("pool");
+    assert_eq!(s.remove_pool("BP-2", false).unwrap(), Some(0), "an empty pool goes");
+    assert!(s.pool("BP-2").is_none() && !s.pool_dir(0, "BP-2").exists());
+    drop(other);
+    let b = Block {
+        id: 1 << 30,
+        gen_stamp: 1001,
+        num_bytes: 0,
+    };
+    let bytes = data(1000, 3);
+    let mut w = s.create_replica(&p, b, false).unwrap();
+    w.write_packet(&s, 0, &bytes, &checksums(&bytes)).unwrap();
+    drop(w);
+    assert_eq!(s.remove_pool("BP-1", false).unwrap(), None, "kept: it holds a replica");
+    assert!(s.pool("BP-1").is_some() && s.pool_dir(0, "BP-1").join("VERSION").exists());
+    assert_eq!(s.remove_pool("BP-1", true).unwrap(), Some(1), "forced");
+    assert!(s.pool("BP-1").is_none() && !s.pool_dir(0, "BP-1").exists());
+    assert_eq!(s.remove_pool("BP-9", false).unwrap(), Some(0), "a pool it never had");
+    drop(s);
+    let again = Storage::open(&[tmp.path().to_path_buf()], 0).unwrap();
+    assert!(again.pools().is_empty(), "nothing of either pool is left to load");
+}

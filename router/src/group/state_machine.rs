@@ -27,7 +27,9 @@ use crate::federation::Federation;
 
 /// The file holding the federation inside a snapshot's data directory.
 const FEDERATION_FILE: &str = "federation.bin";
-const FEDERATION_MAGIC: &[u8; 8] = b"RFSFED01";
+const FEDERATION_MAGIC: &[u8; 8] = b"RFSFED02";
+/// Snapshots written before removed nameservices were remembered.
+const FEDERATION_MAGIC_WITHOUT_REMOVED: &[u8; 8] = b"RFSFED01";
 /// Largest federation snapshot file accepted, in bytes.
 pub const MAX_FEDERATION_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -35,6 +37,14 @@ pub const MAX_FEDERATION_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Applied {
     federation: Federation,
+    last_applied: Option<LogId>,
+    membership: StoredMembership,
+}
+
+/// [`Applied`] as snapshots of [`FEDERATION_MAGIC_WITHOUT_REMOVED`] hold it.
+#[derive(Deserialize)]
+struct AppliedWithoutRemoved {
+    federation: crate::federation::FederationWithoutRemoved,
     last_applied: Option<LogId>,
     membership: StoredMembership,
 }
@@ -90,9 +100,21 @@ pub struct MountTableStateMachine {
 
 fn read_snapshot(snap: &SnapshotDir) -> io::Result<Applied> {
     let path = snap.data_dir().join(FEDERATION_FILE);
-    let body = read_framed(&path, FEDERATION_MAGIC, MAX_FEDERATION_SNAPSHOT_BYTES)?;
-    let applied: Applied = bincode::deserialize(&body)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: decode: {e}", path.display())))?;
+    let decode_error = |e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: decode: {e}", path.display()));
+    let applied: Applied = match read_framed(&path, FEDERATION_MAGIC, MAX_FEDERATION_SNAPSHOT_BYTES) {
+        Ok(body) => bincode::deserialize(&body).map_err(decode_error)?,
+        Err(e) => match read_framed(&path, FEDERATION_MAGIC_WITHOUT_REMOVED, MAX_FEDERATION_SNAPSHOT_BYTES) {
+            Ok(body) => {
+                let old: AppliedWithoutRemoved = bincode::deserialize(&body).map_err(decode_error)?;
+                Applied {
+                    federation: old.federation.into(),
+                    last_applied: old.last_applied,
+                    membership: old.membership,
+                }
+            }
+            Err(_) => return Err(e),
+        },
+    };
     if applied.last_applied != snap.manifest.meta.last_log_id {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,

@@ -4,6 +4,7 @@
 //! federated namespace, and `Raft` for the other routers, on one port,
 //! over mutual TLS unless the router runs `--insecure`.
 
+pub mod nameservice_check;
 pub mod namespace_service;
 pub mod node;
 pub mod ownership_pusher;

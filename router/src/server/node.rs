@@ -185,6 +185,11 @@ impl RouterNode {
             });
             return Err(fs(FsError::NotLeader { leader }));
         }
+        if let FederationChange::AddNameservice(r) = &change {
+            super::nameservice_check::check_record(&self.security.dialer, &self.version.cluster_id, r)
+                .await
+                .map_err(fs)?;
+        }
         // A quota is made enforceable in the nameservice before the table
         // says it holds (a refused change leaves a quota the table lacks,
         // which the next -setQuota or -clrQuota replaces).

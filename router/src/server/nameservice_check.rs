@@ -1,0 +1,68 @@
+//! What a router checks of a nameservice before registering it: that one
+//! of the members the record names answers, belongs to this router's
+//! cluster, and is the nameservice the record says (name, NamespaceID,
+//! BlockPoolID). A record of another cluster, or of members that are not
+//! running, is refused and the federation is left unchanged.
+//!
+//! Caveat: the check is made once, at registration; a nameservice
+//! reformatted afterwards is caught by DataNodes (which compare block pool
+//! ids at every registration) and by its own members, not here.
+
+use std::time::Duration;
+
+use raftfs_proto::{pb, FsError};
+use raftfs_trust::{Dialer, PeerRole};
+
+use crate::federation::NameserviceRecord;
+
+/// How long one member has to answer.
+const MEMBER_INFO_TIMEOUT_MS: u64 = 2_000;
+
+/// Check `record` against its members, over `dialer`, for cluster `cluster_id`.
+pub async fn check_record(dialer: &Dialer, cluster_id: &str, record: &NameserviceRecord) -> Result<(), FsError> {
+    let mut last = String::new();
+    for addr in record.members.values() {
+        let info = async {
+            let ep = dialer
+                .endpoint(addr, PeerRole::Member)
+                .map_err(|e| e.to_string())?
+                .connect_timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS))
+                .timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS));
+            let ch = ep.connect().await.map_err(|e| e.to_string())?;
+            pb::namespace_client::NamespaceClient::new(ch)
+                .member_info(pb::MemberInfoRequest {})
+                .await
+                .map(|r| r.into_inner())
+                .map_err(|s| s.message().to_string())
+        };
+        let info = match info.await {
+            Ok(i) => i,
+            Err(e) => {
+                last = format!("{addr}: {e}");
+                continue;
+            }
+        };
+        let name = &record.name;
+        if info.cluster_id != cluster_id {
+            return Err(FsError::InvalidArgument(format!(
+                "the member at {addr} belongs to cluster {}, not this federation's {cluster_id}",
+                info.cluster_id
+            )));
+        }
+        if info.nameservice != *name
+            || info.namespace_id != record.namespace_id
+            || info.block_pool_id != record.block_pool_id
+        {
+            return Err(FsError::InvalidArgument(format!(
+                "the member at {addr} is nameservice {} (NamespaceID {}, BlockPoolID {}), \
+                 not {name} ({}, {})",
+                info.nameservice, info.namespace_id, info.block_pool_id, record.namespace_id, record.block_pool_id
+            )));
+        }
+        return Ok(());
+    }
+    Err(FsError::Unavailable(format!(
+        "no member of nameservice {} answered ({last}): a nameservice is registered once it runs",
+        record.name
+    )))
+}
