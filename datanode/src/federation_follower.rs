@@ -22,7 +22,10 @@
 //! * The nameservices served are kept in `<dir>/current/FEDERATION`, so a
 //!   DataNode that restarts while every router is down serves them still.
 //!
-//! Caveat: a nameservice no longer registered but not recorded removed
+//! Caveats: a router group reformatted from scratch is not followed until
+//! its version passes the one a DataNode last followed (its old
+//! nameservices keep being served meanwhile). A nameservice no longer
+//! registered but not recorded removed
 //! (its record forgotten after [`raftfs_federation::federation::MAX_REMOVED_NAMESERVICES_KEPT`]
 //! removals) stops being served and its pool is kept.
 
@@ -205,8 +208,12 @@ pub async fn follow(node: Arc<Node>, routers: Vec<String>) {
             return;
         }
     };
-    // The version already reconciled (none yet: the first answer counts).
-    let mut have: Option<u64> = None;
+    // The version already acted on: the one FEDERATION was written at
+    // (none on a first start, when the first answer counts). A router
+    // behind it (restarting, replaying its log) is waited for rather than
+    // followed back.
+    let mut have: Option<u64> = (known.version > 0).then_some(known.version);
+    let mut said_behind = false;
     loop {
         let wait = if have.is_some() { MAX_FEDERATION_WAIT_MS } else { 0 };
         match client.federation(have.unwrap_or(0), wait).await {
@@ -214,6 +221,11 @@ pub async fn follow(node: Arc<Node>, routers: Vec<String>) {
                 tracing::debug!(version = reply.federation.version(), "federation");
                 f.reconcile(&reply.federation).await;
                 have = Some(reply.federation.version());
+            }
+            Ok(reply) if have.is_some_and(|v| reply.federation.version() < v) && !said_behind => {
+                said_behind = true;
+                tracing::warn!(router_version = reply.federation.version(), followed = ?have,
+                    "the routers' federation is older than the one this DataNode followed: waiting for them to catch up");
             }
             Ok(_) => {}
             Err(e) => {

@@ -47,7 +47,11 @@ where
     C: GroupConfig,
     SM: RaftStateMachine<C>,
 {
-    let m = raft.metrics().borrow_watched().clone();
+    // Read in place: a router asks this on every call it serves, and a
+    // copy of the metrics (membership, replication progress) would cost
+    // allocations each time.
+    let metrics = raft.metrics();
+    let m = metrics.borrow_watched();
     match m.state {
         ServerState::Leader => {
             let membership = m.membership_config.membership();
