@@ -250,6 +250,39 @@ impl Core {
         }
     }
 
+    /// The members to tell about a replica of block pool `pool`: this
+    /// handle's addresses, or, when they are routers, the members of the
+    /// nameservice the federation registers with that pool (none if it
+    /// registers none, or no router answers).
+    pub(crate) async fn pool_members(&self, pool: &str) -> Vec<String> {
+        if self.router_role().await != Some(true) {
+            return self.member_addrs().to_vec();
+        }
+        let fed = match self.direct.get() {
+            Some(Some(router)) => router.table().current(),
+            _ => {
+                let asked = async {
+                    let admin = raftfs_federation::admin_client::RouterAdminClient::new(
+                        self.member_addrs().to_vec(),
+                        self.dialer.clone(),
+                    )
+                    .ok()?;
+                    admin.federation(0, 0).await.ok()
+                };
+                match asked.await {
+                    Some(reply) => Arc::new(reply.federation),
+                    None => return Vec::new(),
+                }
+            }
+        };
+        let members = fed
+            .nameservices()
+            .find(|r| r.block_pool_id == pool)
+            .map(|r| r.members.values().cloned().collect())
+            .unwrap_or_default();
+        members
+    }
+
     /// Whether the addresses are routers: the first that answers
     /// `MemberInfo` says (`None`: none answered).
     async fn router_role(&self) -> Option<bool> {

@@ -63,14 +63,15 @@ impl Core {
     }
 
     /// Tell the nameservice that `node`'s replica of `block` is corrupt
-    /// (best effort: every member hears it, as from a DataNode).
+    /// (best effort: every member hears it, as from a DataNode; through
+    /// routers, the members of the nameservice that owns `pool`).
     pub(crate) async fn report_bad_block(&self, pool: &str, block: Block, node_uuid: &str) {
         let msg = raftfs_proto::datanode::BadBlocks {
             block_pool_id: pool.to_string(),
             replicas: vec![(block, node_uuid.to_string())],
         };
         let Ok(data_bin) = codec::encode(&msg) else { return };
-        for m in self.member_addrs() {
+        for m in &self.pool_members(pool).await {
             let Ok(ch) = self.namespace_channel(m) else { continue };
             let mut c = DatanodeProtocolClient::new(ch);
             if let Err(e) = c
