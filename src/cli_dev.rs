@@ -497,10 +497,7 @@ async fn wait_datanodes(fs: &str, tls: &raftfs_client::ClientTls, n: usize) {
     let deadline = std::time::Instant::now() + Duration::from_millis(READY_TIMEOUT_MS);
     let mut live = 0;
     while std::time::Instant::now() < deadline {
-        live = match client.admin(raftfs_proto::AdminOp::DatanodeReport).await {
-            Ok(raftfs_proto::AdminResult::Datanodes(d)) => d.iter().filter(|d| d.live).count(),
-            _ => 0,
-        };
+        live = crate::cli_nameservices::live_datanodes(&client).await.unwrap_or(0);
         if live >= n {
             return;
         }

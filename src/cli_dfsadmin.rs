@@ -106,12 +106,7 @@ async fn report_scope(spec: Option<&str>, router: Option<&str>, user: Option<&st
         .federation;
     let mut nameservices = Vec::new();
     for ns in federation.nameservices() {
-        let members: Vec<&str> = ns.members.values().map(String::as_str).collect();
-        let fs = FileSystem::connect(
-            &format!("raftfs://{}", members.join(",")),
-            Identity::resolve(user),
-            ClientOptions::default(),
-        )?;
+        let fs = crate::cli_nameservices::nameservice_client(ns, user)?;
         nameservices.push((ns.name.clone(), fs, Some(ns.block_pool_id.clone())));
     }
     Ok(ReportScope {

@@ -18,24 +18,17 @@
 
 use std::time::{Duration, Instant};
 
-use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
+use raftfs_client::{ClientOptions, FileSystem, Identity};
 use raftfs_proto::{AdminOp, AdminResult, FsError, SafeModeAction};
-use raftfs_router::admin_client::RouterAdminClient;
 use raftfs_router::federation::{Federation, FederationChange, NameserviceRecord};
 use raftfs_router::RouterError;
 
-use crate::cli_routeradmin::nameservice_record;
+use crate::cli_routeradmin::{connect as router_client, nameservice_record};
 
 /// How long `-addNameservice` waits for DataNodes to serve the new pool.
 pub const DATANODES_WAIT_MS: u64 = 30_000;
 /// Pause between two counts of the DataNodes serving the new pool.
 const DATANODES_POLL_MS: u64 = 250;
-
-fn router_client(router: &str) -> Result<RouterAdminClient, String> {
-    let addrs = raftfs_client::uri::parse_fs(router).map_err(|e| e.to_string())?;
-    let dialer = ClientTls::FromEnv.dialer().map_err(|e| e.to_string())?;
-    RouterAdminClient::new(addrs, dialer).map_err(|e| e.to_string())
-}
 
 fn router_error(e: RouterError) -> String {
     match e {
@@ -45,7 +38,7 @@ fn router_error(e: RouterError) -> String {
 }
 
 /// A client of nameservice `r`'s members.
-fn nameservice_client(r: &NameserviceRecord, user: Option<&str>) -> Result<FileSystem, FsError> {
+pub(crate) fn nameservice_client(r: &NameserviceRecord, user: Option<&str>) -> Result<FileSystem, FsError> {
     let members: Vec<&str> = r.members.values().map(String::as_str).collect();
     FileSystem::connect(
         &format!("raftfs://{}", members.join(",")),
@@ -54,9 +47,9 @@ fn nameservice_client(r: &NameserviceRecord, user: Option<&str>) -> Result<FileS
     )
 }
 
-/// Live DataNodes nameservice `r` counts.
-async fn live_datanodes(r: &NameserviceRecord, user: Option<&str>) -> Result<usize, FsError> {
-    match nameservice_client(r, user)?.admin(AdminOp::DatanodeReport).await? {
+/// Live DataNodes the nameservice `fs` is a client of counts.
+pub(crate) async fn live_datanodes(fs: &FileSystem) -> Result<usize, FsError> {
+    match fs.admin(AdminOp::DatanodeReport).await? {
         AdminResult::Datanodes(d) => Ok(d.iter().filter(|d| d.live).count()),
         other => Err(FsError::Internal(format!("a DataNode report answered {other:?}"))),
     }
@@ -77,7 +70,8 @@ async fn blocks(r: &NameserviceRecord, user: Option<&str>) -> Result<u64, FsErro
 async fn expected_datanodes(fed: &Federation, except: &str, user: Option<&str>) -> usize {
     let mut most = 0;
     for r in fed.nameservices().filter(|r| r.name != except) {
-        if let Ok(n) = live_datanodes(r, user).await {
+        let Ok(fs) = nameservice_client(r, user) else { continue };
+        if let Ok(n) = live_datanodes(&fs).await {
             most = most.max(n);
         }
     }
@@ -123,9 +117,16 @@ pub async fn add(router: &str, user: Option<&str>, name: &str, fs: &str) -> i32 
         }
     };
     let want = expected_datanodes(&fed, name, user).await;
+    let fs = match nameservice_client(&r, user) {
+        Ok(fs) => fs,
+        Err(e) => {
+            eprintln!("dfsadmin: {e}");
+            return 1;
+        }
+    };
     let deadline = Instant::now() + Duration::from_millis(DATANODES_WAIT_MS);
     loop {
-        let have = live_datanodes(&r, user).await.unwrap_or(0);
+        let have = live_datanodes(&fs).await.unwrap_or(0);
         if have >= want {
             println!("{have} of {want} DataNodes serve block pool {}", r.block_pool_id);
             return 0;
@@ -163,17 +164,9 @@ pub async fn remove(router: &str, user: Option<&str>, name: &str, force: bool) -
     let pool = fed
         .nameservice(name)
         .map(|r| r.block_pool_id.clone())
-        .or_else(|| {
-            let gone = fed.removed().values().filter(|r| r.name == name);
-            gone.max_by_key(|r| r.version).map(|r| r.block_pool_id.clone())
-        })
+        .or_else(|| fed.last_removed(name).map(|r| r.block_pool_id.clone()))
         .unwrap_or_default();
-    let using: Vec<&str> = fed
-        .mounts()
-        .entries()
-        .filter(|e| e.destinations.iter().any(|d| d.nameservice == name))
-        .map(|e| e.source.as_str())
-        .collect();
+    let using = fed.mounts_into(name);
     if !using.is_empty() {
         eprintln!(
             "dfsadmin: nameservice {name} is in use: mount points lead into it: {} (routeradmin -rm them first)",

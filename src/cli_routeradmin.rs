@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use raftfs_proto::{pb, Permission};
+use raftfs_proto::Permission;
 use raftfs_router::admin::SafeModeAction;
 use raftfs_router::admin_client::RouterAdminClient;
 use raftfs_router::federation::{FederationChange, NameserviceRecord};
@@ -173,21 +173,7 @@ async fn nameservice_record_once(name: &str, fs: &str) -> Result<NameserviceReco
     let dialer = raftfs_client::ClientTls::FromEnv.dialer().map_err(|e| e.to_string())?;
     let mut last = format!("no member of {fs} answered");
     for addr in addrs {
-        let ep = match dialer.endpoint(&addr, raftfs_trust::PeerRole::Member) {
-            Ok(ep) => ep
-                .connect_timeout(Duration::from_millis(1000))
-                .timeout(Duration::from_millis(2000)),
-            Err(e) => return Err(e.to_string()),
-        };
-        let info = async {
-            let ch = ep.connect().await.map_err(|e| format!("{addr}: {e}"))?;
-            pb::namespace_client::NamespaceClient::new(ch)
-                .member_info(pb::MemberInfoRequest {})
-                .await
-                .map(|r| r.into_inner())
-                .map_err(|s| format!("{addr}: {}", s.message()))
-        };
-        match info.await {
+        match raftfs_router::server::nameservice_check::member_info(&dialer, &addr).await {
             Ok(info) if info.nameservice != name => {
                 return Err(format!(
                     "the member at {addr} belongs to nameservice {}, not {name}",
@@ -202,14 +188,14 @@ async fn nameservice_record_once(name: &str, fs: &str) -> Result<NameserviceReco
                     members: info.members.into_iter().map(|m| (m.id, m.addr)).collect(),
                 })
             }
-            Err(e) => last = e,
+            Err(e) => last = format!("{addr}: {e}"),
         }
     }
     Err(last)
 }
 
 /// A client of the routers `--router` names, with the environment's TLS.
-fn connect(router: &str) -> Result<RouterAdminClient, String> {
+pub(crate) fn connect(router: &str) -> Result<RouterAdminClient, String> {
     let addrs = raftfs_client::uri::parse_fs(router).map_err(|e| e.to_string())?;
     let dialer = raftfs_client::ClientTls::FromEnv.dialer().map_err(|e| e.to_string())?;
     RouterAdminClient::new(addrs, dialer).map_err(|e| e.to_string())

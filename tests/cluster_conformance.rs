@@ -4,41 +4,27 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use common::group_mapping::GroupMapping;
 use raftfs_client::{FileSystem, Identity};
 use raftfs_metaserver::golden::{run_dir, Backend};
-use raftfs_metaserver::namespace::{check_ctx, check_principal};
 use raftfs_proto::{CallCtx, FsError, Op, OpResult};
 
 /// Members resolve callers' groups themselves, so the scripts' `@user:groups`
-/// reach them through the cluster's group mapping file: before a call whose
-/// user the file maps to other groups, the file is rewritten and every
-/// member rereads it (`dfsadmin -refreshUserToGroupsMappings`).
+/// reach them through the cluster's group mapping file ([`GroupMapping`]).
 struct GrpcBackend {
     rt: Arc<tokio::runtime::Runtime>,
     cluster: common::Cluster,
     clients: HashMap<String, FileSystem>,
-    mapping_file: PathBuf,
-    mapping: BTreeMap<String, Vec<String>>,
+    groups: GroupMapping,
 }
 
 impl Backend for GrpcBackend {
     fn call(&mut self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
-        if ctx.groups.iter().any(|g| check_principal(g).is_err()) {
-            // No mapping file can hold such a group (members refuse the
-            // file), so a client can never be given it over gRPC: answer
-            // what the engine's identity check answers for the script's ctx.
-            check_ctx(&ctx)?;
-            unreachable!("check_ctx refuses an invalid group name");
-        }
-        if self.mapping.get(&ctx.user) != Some(&ctx.groups) {
-            self.mapping.insert(ctx.user.clone(), ctx.groups.clone());
-            std::fs::write(&self.mapping_file, serde_json::to_vec(&self.mapping).unwrap()).unwrap();
-            self.cluster.refresh_groups();
-        }
+        self.groups.map(&ctx, &[&self.cluster])?;
         let uri = self.cluster.fs_uri();
         let fs = self.clients.entry(ctx.user.clone()).or_insert_with(|| {
             // The groups claimed here are ignored: the mapping decides.
@@ -66,20 +52,18 @@ fn run(store: &str, exec: &str) {
     let mut clusters = 0;
     let n = run_dir(&dir, &mut || {
         clusters += 1;
-        let mapping_file = mappings.path().join(format!("groups-{clusters}.json"));
-        std::fs::write(&mapping_file, "{}").unwrap();
+        let groups = GroupMapping::new(mappings.path().join(format!("groups-{clusters}.json")));
         let cluster = common::Cluster::start_with(
             3,
             store,
-            &["--exec", exec, "--group-mapping", mapping_file.to_str().unwrap()],
+            &["--exec", exec, "--group-mapping", groups.path().to_str().unwrap()],
         );
         rt.block_on(cluster.wait_ready());
         Box::new(GrpcBackend {
             rt: rt.clone(),
             cluster,
             clients: HashMap::new(),
-            mapping_file,
-            mapping: BTreeMap::new(),
+            groups,
         })
     })
     .unwrap_or_else(|d| panic!("{d}"));

@@ -136,47 +136,6 @@ async fn data_written_is_data_read() {
     check_all(&fs, "after a restart of everything").await;
 }
 
-/// A block's replicas as fsck sees them: (good live, corrupt).
-fn replica_counts(c: &common::Cluster, path: &str) -> (usize, usize) {
-    let out = c
-        .cli()
-        .args([
-            "fsck",
-            "--fs",
-            &c.fs_uri(),
-            "--user",
-            "hdfs",
-            path,
-            "-files",
-            "-blocks",
-            "-locations",
-        ])
-        .output()
-        .expect("run fsck");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let live = text
-        .lines()
-        .find_map(|l| l.split("Live_repl=").nth(1))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0);
-    let corrupt = text.matches("is CORRUPT").count();
-    (live, corrupt)
-}
-
-fn find_block_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            find_block_files(&p, out);
-        } else if p.file_name().is_some_and(|n| {
-            let n = n.to_string_lossy();
-            n.starts_with("blk_") && !n.ends_with(".meta")
-        }) {
-            out.push(p);
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_flipped_byte_is_found_reported_and_replaced() {
     let mut c = common::Cluster::start_with(3, "rocksdb", FAST_BLOCKS);
@@ -197,8 +156,7 @@ async fn a_flipped_byte_is_found_reported_and_replaced() {
         .find(|(_, p)| victim.addr.ends_with(&format!(":{p}")))
         .expect("victim is one of ours")
         .0;
-    let mut files = Vec::new();
-    find_block_files(&c.dn_dir(j), &mut files);
+    let files = common::block_files(&c.dn_dir(j));
     assert_eq!(files.len(), 1, "one replica on DataNode {j}");
     let mut raw = std::fs::read(&files[0]).unwrap();
     raw[12345] ^= 0x20;
@@ -211,7 +169,7 @@ async fn a_flipped_byte_is_found_reported_and_replaced() {
     // The scanner (or a read) reported it: fsck shows the corrupt replica.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let (_, corrupt) = replica_counts(&c, "/bad");
+        let (_, corrupt) = c.replica_counts("/bad");
         if corrupt == 1 {
             break;
         }
@@ -227,9 +185,8 @@ async fn a_flipped_byte_is_found_reported_and_replaced() {
     assert_eq!(code, 0, "{err}");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let (live, corrupt) = replica_counts(&c, "/bad");
-        let mut left = Vec::new();
-        find_block_files(&c.dn_dir(j), &mut left);
+        let (live, corrupt) = c.replica_counts("/bad");
+        let left = common::block_files(&c.dn_dir(j));
         if live == 3 && corrupt == 0 && left.is_empty() {
             break;
         }

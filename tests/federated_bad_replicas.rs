@@ -5,46 +5,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::federated::{routing_flag, Federated};
 use raftfs_client::Routing;
-
-/// Corrupt replicas fsck of `path` shows on nameservice `c`.
-fn corrupt_replicas(c: &common::Cluster, path: &str) -> usize {
-    let out = c
-        .cli()
-        .args([
-            "fsck",
-            "--fs",
-            &c.fs_uri(),
-            "--user",
-            "hdfs",
-            path,
-            "-files",
-            "-blocks",
-            "-locations",
-        ])
-        .output()
-        .expect("run fsck");
-    String::from_utf8_lossy(&out.stdout).matches("is CORRUPT").count()
-}
-
-/// Every file named `blk_<id>` under `dir`.
-fn replica_files(dir: &Path, id: u64, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            replica_files(&p, id, out);
-        } else if p
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy() == format!("blk_{id}"))
-        {
-            out.push(p);
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupt_replica_read_through_federation_is_reported_to_its_nameservice() {
@@ -59,10 +23,14 @@ async fn a_corrupt_replica_read_through_federation_is_reported_to_its_nameservic
         let own = f.ns2.client("hdfs", &["hdfs"]);
         let loc = own.block_locations("/data/bad").await.unwrap();
         let id = loc.blocks[0].block.id;
-        let mut files = Vec::new();
-        for j in f.ns1.dn_ports.keys() {
-            replica_files(&f.ns1.dn_dir(*j), id, &mut files);
-        }
+        let name = format!("blk_{id}");
+        let files: Vec<_> = f
+            .ns1
+            .dn_ports
+            .keys()
+            .flat_map(|j| common::block_files(&f.ns1.dn_dir(*j)))
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == name))
+            .collect();
         assert_eq!(files.len(), 3, "three replicas");
         // Every replica corrupt: whichever the reader tries first, it
         // meets a checksum error and reports it.
@@ -76,7 +44,7 @@ async fn a_corrupt_replica_read_through_federation_is_reported_to_its_nameservic
         assert_ne!(code, 0, "no good replica is left to read");
         assert!(err.contains("Could not obtain block"), "{err}");
         let deadline = Instant::now() + Duration::from_secs(10);
-        while corrupt_replicas(&f.ns2, "/data/bad") == 0 {
+        while f.ns2.replica_counts("/data/bad").1 == 0 {
             assert!(
                 Instant::now() < deadline,
                 "ns2 never heard of the corrupt replicas read with --routing {}",

@@ -23,16 +23,16 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use common::group_mapping::GroupMapping;
 use common::routers::Routers;
 use common::Cluster;
 use raftfs_client::{ClientOptions, FileSystem, Identity, Routing};
 use raftfs_federation::routing::{rename_destination, retarget, retarget_rename};
 use raftfs_metaserver::golden::{run_files, scripts_in, Backend};
-use raftfs_metaserver::namespace::{check_ctx, check_principal};
 use raftfs_proto::{CallCtx, FsError, Op, OpResult, Permission};
 
 /// The mount point a suite script's "/" is.
@@ -118,27 +118,17 @@ impl Federation {
     }
 }
 
-/// Members resolve callers' groups themselves (cluster_conformance.rs
-/// explains the mapping file); each user gets one SDK handle on the router.
+/// Members resolve callers' groups themselves ([`GroupMapping`], one file
+/// for both nameservices); each user gets one SDK handle on the router.
 struct FederatedBackend {
     rt: Arc<tokio::runtime::Runtime>,
     fed: Federation,
     routing: Routing,
     clients: HashMap<String, FileSystem>,
-    mapping_file: PathBuf,
-    mapping: BTreeMap<String, Vec<String>>,
+    groups: GroupMapping,
 }
 
 impl FederatedBackend {
-    fn map_groups(&mut self, ctx: &CallCtx) {
-        if self.mapping.get(&ctx.user) != Some(&ctx.groups) {
-            self.mapping.insert(ctx.user.clone(), ctx.groups.clone());
-            std::fs::write(&self.mapping_file, serde_json::to_vec(&self.mapping).unwrap()).unwrap();
-            self.fed.ns1.refresh_groups();
-            self.fed.ns2.refresh_groups();
-        }
-    }
-
     /// `op` of a suite script on the script's root, which a mount point
     /// refuses: checked refused as one, then answered as the nameservice
     /// answers it for its own root (asked directly; a namespace refuses
@@ -156,11 +146,7 @@ impl FederatedBackend {
 
 impl Backend for FederatedBackend {
     fn call(&mut self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
-        if ctx.groups.iter().any(|g| check_principal(g).is_err()) {
-            check_ctx(&ctx)?;
-            unreachable!("check_ctx refuses an invalid group name");
-        }
-        self.map_groups(&ctx);
+        self.groups.map(&ctx, &[&self.fed.ns1, &self.fed.ns2])?;
         let sent = match self.fed.layout {
             Layout::ScriptRootOn(_) => below_script_root(&op),
             Layout::Spread => op.clone(),
@@ -223,17 +209,15 @@ fn run(files: &[PathBuf], routing: Routing, layout: &dyn Fn(usize) -> Layout) ->
     let mappings = tempfile::tempdir().unwrap();
     let mut i = 0;
     run_files(files, &mut || {
-        let mapping_file = mappings.path().join(format!("groups-{i}.json"));
-        std::fs::write(&mapping_file, "{}").unwrap();
-        let fed = Federation::start(&rt, &mapping_file, layout(i));
+        let groups = GroupMapping::new(mappings.path().join(format!("groups-{i}.json")));
+        let fed = Federation::start(&rt, groups.path(), layout(i));
         i += 1;
         Box::new(FederatedBackend {
             rt: rt.clone(),
             fed,
             routing,
             clients: HashMap::new(),
-            mapping_file,
-            mapping: BTreeMap::new(),
+            groups,
         })
     })
     .unwrap_or_else(|d| panic!("{d}"))
@@ -283,9 +267,9 @@ fn federation_scenarios_through_the_router_and_directly() {
 #[test]
 fn inode_paths_are_refused_through_federation() {
     let rt = runtime();
-    let mapping = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(mapping.path(), "{}").unwrap();
-    let fed = Federation::start(&rt, mapping.path(), Layout::ScriptRootOn("ns1"));
+    let dir = tempfile::tempdir().unwrap();
+    let groups = GroupMapping::new(dir.path().join("groups.json"));
+    let fed = Federation::start(&rt, groups.path(), Layout::ScriptRootOn("ns1"));
     let own = fed.ns1.client("hdfs", &[]);
     rt.block_on(own.mkdirs("/d", Some(Permission::new(0o755)))).unwrap();
     let id = rt.block_on(own.get_file_status("/d")).unwrap().file_id;

@@ -16,20 +16,6 @@ use common::Cluster;
 /// long poll answers as soon as the change commits).
 const FOLLOW_BOUND_MS: u64 = 10_000;
 
-fn dfsadmin(c: &Cluster, routers: &Routers, args: &[&str]) -> (i32, String, String) {
-    let out = c
-        .cli()
-        .args(["dfsadmin", "--router", &routers.uri(None), "--user", "hdfs"])
-        .args(args)
-        .output()
-        .expect("run raftfs dfsadmin");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
 fn pool_dir(c: &Cluster, dn: u64, bpid: &str) -> PathBuf {
     c.dn_dir(dn).join("current").join(bpid)
 }
@@ -77,7 +63,7 @@ async fn nameservices_join_and_leave_a_running_federation() {
     // A new nameservice of the cluster joins; every DataNode serves its pool.
     let ns3 = ns1.start_sibling(1, "ns3");
     ns3.wait_ready().await;
-    let (code, out, err) = dfsadmin(&ns1, &routers, &["-addNameservice", "ns3", &ns3.fs_uri()]);
+    let (code, out, err) = routers.dfsadmin(&["-addNameservice", "ns3", &ns3.fs_uri()]);
     assert_eq!(code, 0, "{out}{err}");
     let bp3 = added_pool(&out);
     assert_eq!(bp3, ns3.ids.2);
@@ -90,10 +76,10 @@ async fn nameservices_join_and_leave_a_running_federation() {
     }
     ns3.wait_datanodes(3).await;
     // Adding it again, or a nameservice that is not running, is refused.
-    let (code, _, err) = dfsadmin(&ns1, &routers, &["-addNameservice", "ns3", &ns3.fs_uri()]);
+    let (code, _, err) = routers.dfsadmin(&["-addNameservice", "ns3", &ns3.fs_uri()]);
     assert_ne!(code, 0);
     assert!(err.contains("already"), "{err}");
-    let (code, _, err) = dfsadmin(&ns1, &routers, &["-addNameservice", "ns9", "raftfs://127.0.0.1:1"]);
+    let (code, _, err) = routers.dfsadmin(&["-addNameservice", "ns9", "raftfs://127.0.0.1:1"]);
     assert_ne!(code, 0);
     assert!(err.contains("127.0.0.1:1"), "{err}");
 
@@ -115,11 +101,11 @@ async fn nameservices_join_and_leave_a_running_federation() {
     assert!(put.status.success(), "{}", String::from_utf8_lossy(&put.stderr));
 
     // Refused while a mount point leads into it, then while it holds blocks.
-    let (code, _, err) = dfsadmin(&ns1, &routers, &["-removeNameservice", "ns3"]);
+    let (code, _, err) = routers.dfsadmin(&["-removeNameservice", "ns3"]);
     assert_ne!(code, 0);
     assert!(err.contains("/three"), "{err}");
     routers.admin_ok(&["-rm", "/three"]);
-    let (code, _, err) = dfsadmin(&ns1, &routers, &["-removeNameservice", "ns3"]);
+    let (code, _, err) = routers.dfsadmin(&["-removeNameservice", "ns3"]);
     assert_ne!(code, 0);
     assert!(err.contains("holds 1 blocks") && err.contains("-force"), "{err}");
 
@@ -132,7 +118,7 @@ async fn nameservices_join_and_leave_a_running_federation() {
         assert!(exists(&pool_dir(&ns1, dn, &bp3)), "a pool with replicas is kept");
     }
     // -force: the pools go, on every DataNode that runs.
-    let (code, out, err) = dfsadmin(&ns1, &routers, &["-removeNameservice", "ns3", "-force"]);
+    let (code, out, err) = routers.dfsadmin(&["-removeNameservice", "ns3", "-force"]);
     assert_eq!(code, 0, "{out}{err}");
     for dn in 1..=2 {
         let took = within_bound("DataNode deletes ns3's pool", || !pool_dir(&ns1, dn, &bp3).exists()).await;
@@ -153,10 +139,10 @@ async fn nameservices_join_and_leave_a_running_federation() {
     // An empty nameservice comes and goes without -force.
     let ns4 = ns1.start_sibling(1, "ns4");
     ns4.wait_ready().await;
-    let (code, out, err) = dfsadmin(&ns1, &routers, &["-addNameservice", "ns4", &ns4.fs_uri()]);
+    let (code, out, err) = routers.dfsadmin(&["-addNameservice", "ns4", &ns4.fs_uri()]);
     assert_eq!(code, 0, "{out}{err}");
     let bp4 = added_pool(&out);
-    let (code, out, err) = dfsadmin(&ns1, &routers, &["-removeNameservice", "ns4"]);
+    let (code, out, err) = routers.dfsadmin(&["-removeNameservice", "ns4"]);
     assert_eq!(code, 0, "{out}{err}");
     for dn in 1..=3 {
         within_bound("DataNode deletes ns4's empty pool and stops following it", || {

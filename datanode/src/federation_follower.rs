@@ -158,19 +158,18 @@ impl Follower {
             }
             self.stop(&pool.id);
             let (storage, bpid, force) = (self.node.storage.clone(), pool.id.clone(), removed.force);
-            let r = tokio::task::spawn_blocking(move || storage.remove_pool(&bpid, force)).await;
+            let r = tokio::task::spawn_blocking(move || storage.remove_pool(&bpid, force))
+                .await
+                .unwrap_or_else(|e| Err(raftfs_proto::FsError::Internal(e.to_string())));
             match r {
-                Ok(Ok(Some(replicas))) => tracing::info!(nameservice = %removed.name, bpid = %pool.id, replicas,
+                Ok(Some(replicas)) => tracing::info!(nameservice = %removed.name, bpid = %pool.id, replicas,
                     "deleted the block pool of a removed nameservice"),
-                Ok(Ok(None)) => {
+                Ok(None) => {
                     if self.kept.insert((pool.id.clone(), removed.version)) {
                         tracing::warn!(nameservice = %removed.name, bpid = %pool.id,
                             "the block pool of a removed nameservice holds replicas: kept \
                              (dfsadmin -removeNameservice NAME -force deletes it)");
                     }
-                }
-                Ok(Err(e)) => {
-                    tracing::error!(bpid = %pool.id, error = %e, "deleting a removed nameservice's block pool")
                 }
                 Err(e) => tracing::error!(bpid = %pool.id, error = %e, "deleting a removed nameservice's block pool"),
             }

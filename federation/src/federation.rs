@@ -182,6 +182,23 @@ impl Federation {
         &self.removed
     }
 
+    /// The latest removal of a nameservice named `name`, if remembered.
+    pub fn last_removed(&self, name: &str) -> Option<&RemovedNameservice> {
+        self.removed
+            .values()
+            .filter(|r| r.name == name)
+            .max_by_key(|r| r.version)
+    }
+
+    /// The sources of the mount entries that lead into nameservice `name`.
+    pub fn mounts_into(&self, name: &str) -> Vec<&str> {
+        self.mounts
+            .entries()
+            .filter(|e| e.destinations.iter().any(|d| d.nameservice == name))
+            .map(|e| e.source.as_str())
+            .collect()
+    }
+
     /// The paths of nameservice `name` that the mount table leads into
     /// (every destination in it), sorted: what it owns at this version.
     pub fn owned_by(&self, name: &str) -> Vec<String> {
@@ -248,12 +265,8 @@ impl Federation {
     fn remove_nameservice(&mut self, name: String, force: bool) -> Result<(), MountTableError> {
         let version = self.version + 1;
         if !self.nameservices.contains_key(&name) {
-            let gone = self
-                .removed
-                .values_mut()
-                .filter(|r| r.name == name)
-                .max_by_key(|r| r.version);
-            return match gone {
+            let gone = self.last_removed(&name).map(|r| r.block_pool_id.clone());
+            return match gone.and_then(|bpid| self.removed.get_mut(&bpid)) {
                 Some(r) if force => {
                     r.force = true;
                     r.version = version;
@@ -262,12 +275,7 @@ impl Federation {
                 _ => Err(MountTableError::UnknownNameservice(name)),
             };
         }
-        let using: Vec<&str> = self
-            .mounts
-            .entries()
-            .filter(|e| e.destinations.iter().any(|d| d.nameservice == name))
-            .map(|e| e.source.as_str())
-            .collect();
+        let using = self.mounts_into(&name);
         if !using.is_empty() {
             let why = format!("mount points lead into it: {}", using.join(", "));
             return Err(MountTableError::NameserviceInUse(name, why));

@@ -26,7 +26,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use raftfs_proto::limits::{MAX_PATH_DEPTH, MAX_PATH_LEN_BYTES};
+use raftfs_proto::path_rules;
 use serde::{Deserialize, Serialize};
 
 use crate::error::MountTableError;
@@ -145,38 +145,10 @@ pub struct MountTable {
 
 /// A normalized absolute path: `/`-separated, no empty, `.` or `..`
 /// components, no trailing slash (the root is `/`), within the namespace's
-/// own path limits.
+/// own path limits: the rules a namespace checks its paths by
+/// ([`raftfs_proto::path_rules`]), so every mount path is a valid path.
 pub fn normalize(path: &str) -> Result<String, MountTableError> {
-    if path.len() > MAX_PATH_LEN_BYTES {
-        return Err(MountTableError::Invalid(format!(
-            "path of {} bytes is longer than {MAX_PATH_LEN_BYTES}",
-            path.len()
-        )));
-    }
-    if !path.starts_with('/') {
-        return Err(MountTableError::Invalid(format!("{path} is not an absolute path")));
-    }
-    let mut out = String::with_capacity(path.len());
-    let mut depth = 0;
-    for c in path.split('/').filter(|c| !c.is_empty()) {
-        if c == "." || c == ".." || c.contains(':') || c.contains('\0') {
-            return Err(MountTableError::Invalid(format!(
-                "{path}: component {c:?} is not allowed in a mount path"
-            )));
-        }
-        depth += 1;
-        out.push('/');
-        out.push_str(c);
-    }
-    if depth > MAX_PATH_DEPTH {
-        return Err(MountTableError::Invalid(format!(
-            "{path} is {depth} components deep, more than {MAX_PATH_DEPTH}"
-        )));
-    }
-    if out.is_empty() {
-        out.push('/');
-    }
-    Ok(out)
+    path_rules::normalize(path).map_err(|e| MountTableError::Invalid(e.to_string()))
 }
 
 /// Whether `inner` is `outer` or lies below it (both normalized).

@@ -5,8 +5,8 @@
 //! Shared by the namespace, which parses every path it is given (with a
 //! faster scanner of its own that uses these messages), and by whatever
 //! routes paths before a namespace sees them (routers, the SDK in direct
-//! mode), so a bad path is refused with the same words wherever it is
-//! refused. [`normalize`] is the routing side's whole check.
+//! mode) or keeps them (mount entries), so a bad path is refused with the
+//! same words wherever it is refused. [`normalize`] is the routing side's whole check.
 //!
 //! Caveat: `/.reserved` paths are the namespace's business (their inode
 //! ids are per nameservice); [`normalize`] treats them as ordinary names.

@@ -4,6 +4,7 @@
 
 pub mod create_load;
 pub mod federated;
+pub mod group_mapping;
 pub mod raw_calls;
 pub mod routers;
 
@@ -522,6 +523,25 @@ impl Cluster {
         )
     }
 
+    /// A block's replicas as `fsck PATH` on this nameservice shows them:
+    /// (good live, corrupt).
+    pub fn replica_counts(&self, path: &str) -> (usize, usize) {
+        let out = self
+            .cli()
+            .args(["fsck", "--fs", &self.fs_uri(), "--user", "hdfs", path])
+            .args(["-files", "-blocks", "-locations"])
+            .output()
+            .expect("run fsck");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let live = text
+            .lines()
+            .find_map(|l| l.split("Live_repl=").nth(1))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        let corrupt = text.matches("is CORRUPT").count();
+        (live, corrupt)
+    }
+
     /// Make every member reread its group mapping
     /// (`raftfs dfsadmin -refreshUserToGroupsMappings`, as the superuser).
     pub fn refresh_groups(&self) {
@@ -713,6 +733,23 @@ pub const FAST_BLOCKS: &[&str] = &[
 ];
 
 /// Replace `to` with a copy of `from` (`cp -a`: modes and times kept).
+/// Every replica data file (`blk_<id>`, not its `.meta`) under `dir`.
+pub fn block_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(block_files(&p));
+        } else if p.file_name().is_some_and(|n| {
+            let n = n.to_string_lossy();
+            n.starts_with("blk_") && !n.ends_with(".meta")
+        }) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
     std::fs::create_dir_all(to).unwrap();

@@ -111,16 +111,27 @@ impl Routers {
 
     /// `raftfs routeradmin --router <routers> --user USER ARGS`.
     pub fn admin(&self, user: &str, args: &[&str]) -> (i32, String, String) {
+        self.tool("routeradmin", user, args)
+    }
+
+    /// `raftfs dfsadmin --router <routers> --user hdfs ARGS` (the commands
+    /// that change the federation's nameservices).
+    pub fn dfsadmin(&self, args: &[&str]) -> (i32, String, String) {
+        self.tool("dfsadmin", "hdfs", args)
+    }
+
+    /// `raftfs TOOL --router <routers> --user USER ARGS`.
+    fn tool(&self, tool: &str, user: &str, args: &[&str]) -> (i32, String, String) {
         let mut cmd = Command::new(BIN);
         cmd.env(raftfs_client::CA_ENV, &self.cluster_ca);
         if let Some(creds) = &self.admin_credentials {
             cmd.env(raftfs_client::CREDENTIALS_ENV, creds);
         }
         let out = cmd
-            .args(["routeradmin", "--router", &self.uri(None), "--user", user])
+            .args([tool, "--router", &self.uri(None), "--user", user])
             .args(args)
             .output()
-            .expect("run raftfs routeradmin");
+            .unwrap_or_else(|e| panic!("run raftfs {tool}: {e}"));
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into(),

@@ -16,26 +16,29 @@ use raftfs_trust::{Dialer, PeerRole};
 use crate::federation::NameserviceRecord;
 
 /// How long one member has to answer.
-const MEMBER_INFO_TIMEOUT_MS: u64 = 2_000;
+pub const MEMBER_INFO_TIMEOUT_MS: u64 = 2_000;
+
+/// What the member at `addr` says of itself (`MemberInfo`), over `dialer`,
+/// within [`MEMBER_INFO_TIMEOUT_MS`]; why not, if it does not answer.
+pub async fn member_info(dialer: &Dialer, addr: &str) -> Result<pb::MemberInfoReply, String> {
+    let ep = dialer
+        .endpoint(addr, PeerRole::Member)
+        .map_err(|e| e.to_string())?
+        .connect_timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS))
+        .timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS));
+    let ch = ep.connect().await.map_err(|e| e.to_string())?;
+    pb::namespace_client::NamespaceClient::new(ch)
+        .member_info(pb::MemberInfoRequest {})
+        .await
+        .map(|r| r.into_inner())
+        .map_err(|s| s.message().to_string())
+}
 
 /// Check `record` against its members, over `dialer`, for cluster `cluster_id`.
 pub async fn check_record(dialer: &Dialer, cluster_id: &str, record: &NameserviceRecord) -> Result<(), FsError> {
     let mut last = String::new();
     for addr in record.members.values() {
-        let info = async {
-            let ep = dialer
-                .endpoint(addr, PeerRole::Member)
-                .map_err(|e| e.to_string())?
-                .connect_timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS))
-                .timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS));
-            let ch = ep.connect().await.map_err(|e| e.to_string())?;
-            pb::namespace_client::NamespaceClient::new(ch)
-                .member_info(pb::MemberInfoRequest {})
-                .await
-                .map(|r| r.into_inner())
-                .map_err(|s| s.message().to_string())
-        };
-        let info = match info.await {
+        let info = match member_info(dialer, addr).await {
             Ok(i) => i,
             Err(e) => {
                 last = format!("{addr}: {e}");
