@@ -144,16 +144,21 @@ impl LeaderConnection {
             Some(stream) => tokio::time::timeout(timeout, stream.call(call))
                 .await
                 .map_err(|_| FsError::Timeout(format!("no reply from {addr} within {timeout:?}")))??,
+            // Unary (admin calls, members without call streams): boxed,
+            // so the common path's future does not carry a unary call's.
             None => {
-                let mut req = tonic::Request::new(call);
-                req.set_timeout(timeout);
-                let mut client = self.channel(addr)?;
-                match rpc {
-                    Rpc::Call => client.call(req).await,
-                    Rpc::Admin => client.admin(req).await,
-                }
-                .map_err(status_error)?
-                .into_inner()
+                Box::pin(async {
+                    let mut req = tonic::Request::new(call);
+                    req.set_timeout(timeout);
+                    let mut client = self.channel(addr)?;
+                    match rpc {
+                        Rpc::Call => client.call(req).await,
+                        Rpc::Admin => client.admin(req).await,
+                    }
+                    .map_err(status_error)
+                    .map(tonic::Response::into_inner)
+                })
+                .await?
             }
         };
         self.max_index.fetch_max(reply.index, Ordering::Relaxed);
@@ -174,15 +179,16 @@ impl LeaderConnection {
         ctx: &pb::CallContext,
         op_bin: &[u8],
     ) -> Result<T, FsError> {
-        let attempt = self.attempt(rpc, target, ctx, op_bin, pb::ReadMode::Leader);
-        tokio::pin!(attempt);
+        // Boxed: the attempt's future is large, and the retry loop and
+        // every caller above would otherwise copy it on each call.
+        let mut attempt = Box::pin(self.attempt(rpc, target, ctx, op_bin, pb::ReadMode::Leader));
         let every = Duration::from_millis(self.opts.leader_check_after_ms.max(1));
         let mut check = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             tokio::select! {
                 r = &mut attempt => return r,
                 _ = check.tick() => {
-                    if let Some(hint) = self.other_leader(target).await {
+                    if let Some(hint) = Box::pin(self.other_leader(target)).await {
                         tracing::debug!(from = %target, to = %hint.addr, "another member leads: abandoning the call");
                         return Err(FsError::NotLeader { leader: Some(hint) });
                     }

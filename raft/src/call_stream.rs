@@ -47,7 +47,10 @@ where
             };
             let (tx, handle) = (tx.clone(), handle.clone());
             tokio::spawn(async move {
-                let reply = handle(call.call).await;
+                // A call's future is several KiB (a member's write path, a
+                // router's forwarding): on the heap, only its pointer is
+                // moved when the task is spawned and polled.
+                let reply = Box::pin(handle(call.call)).await;
                 let _ = tx
                     .send(Ok(pb::TaggedReply {
                         tag: call.tag,

@@ -190,15 +190,17 @@ impl<T: TableSource> CallRouter<T> {
 
     async fn route(&self, fed: &Federation, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
         match op {
-            Op::RenewLease => self.renew_lease(fed, ctx).await,
+            // The less common calls' futures are boxed, so that every
+            // call's future (copied as callers build theirs) stays small.
+            Op::RenewLease => Box::pin(self.renew_lease(fed, ctx)).await,
             Op::GetFileInfo { path } => self.file_info(fed, ctx, path).await,
             Op::GetListing {
                 path,
                 start_after,
                 limit,
-            } => self.listing(fed, ctx, path, start_after, *limit).await,
-            Op::GetContentSummary { path } => self.content_summary(fed, ctx, path).await,
-            Op::Rename { .. } | Op::Rename2 { .. } => self.rename(fed, ctx, op).await,
+            } => Box::pin(self.listing(fed, ctx, path, start_after, *limit)).await,
+            Op::GetContentSummary { path } => Box::pin(self.content_summary(fed, ctx, path)).await,
+            Op::Rename { .. } | Op::Rename2 { .. } => Box::pin(self.rename(fed, ctx, op)).await,
             Op::CommitBlockSynchronization { .. } | Op::AddDelegationKey { .. } | Op::ExpireDelegationTokens { .. } => {
                 Err(FsError::InvalidArgument(format!(
                     "{} comes from a nameservice's own members and DataNodes, not from clients",
@@ -322,6 +324,18 @@ impl<T: TableSource> CallRouter<T> {
         if candidates.len() == 1 {
             return self.forward_to(fed, ctx, &candidates[0], op).await;
         }
+        Box::pin(self.fan_out(fed, ctx, entry, candidates, op)).await
+    }
+
+    /// A call on a path with several destinations (see [`Fanout`]).
+    async fn fan_out(
+        &self,
+        fed: &Federation,
+        ctx: &pb::CallContext,
+        entry: &MountEntry,
+        candidates: &[Destination],
+        op: &Op,
+    ) -> Result<OpResult, FsError> {
         match fanout(op) {
             Fanout::New => {
                 let to = match self.existing(fed, ctx, candidates).await? {
