@@ -10,6 +10,9 @@ use serde::Deserialize;
 
 use crate::cli_node;
 
+/// The audit log's file in a member's directory, unless `--audit-log` names another.
+pub const AUDIT_LOG_FILE: &str = "audit.log";
+
 use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
@@ -126,6 +129,10 @@ pub struct MetaserverArgs {
     /// A delegation token expires this long after it was issued or renewed (default 86400000, 1 day).
     #[arg(long = "delegation-token-renew-interval-ms")]
     pub delegation_token_renew_interval_ms: Option<u64>,
+    /// The audit log: one line per client operation this member executes,
+    /// in HDFS's hdfs-audit.log format (default DIR/audit.log; off: none).
+    #[arg(long = "audit-log", value_name = "PATH|off")]
+    pub audit_log: Option<String>,
 }
 
 impl MetaserverArgs {
@@ -173,13 +180,22 @@ impl MetaserverArgs {
             delegation_token_renew_interval_ms: self
                 .delegation_token_renew_interval_ms
                 .or(f.delegation_token_renew_interval_ms),
+            audit_log: self.audit_log.or(f.audit_log),
         })
     }
 }
 
 pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
     let a = args.merged()?;
-    let dir = a.dir.context("--dir is required")?;
+    let dir = a.dir.clone().context("--dir is required")?;
+    let audit_path = match a.audit_log.as_deref() {
+        Some("off") => None,
+        Some("") => anyhow::bail!("--audit-log needs a file path, or off"),
+        Some(p) => Some(PathBuf::from(p)),
+        None => Some(dir.join(AUDIT_LOG_FILE)),
+    };
+    // Kept for the life of the process: dropping it flushes the audit lines.
+    let _audit_writer = crate::logging::init_tracing_with_audit(audit_path.as_deref())?;
     let id = a.id.context("--id is required")?;
     let store: StoreKind = a
         .store
@@ -262,6 +278,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         security,
         client_auth,
         delegation,
+        audit: audit_path.is_some(),
     };
     let member = Arc::new(
         Member::open(&cfg)

@@ -107,7 +107,7 @@ pub async fn run(a: RouterArgs) -> anyhow::Result<()> {
     match a.cmd {
         RouterCmd::Format(f) => format(f),
         RouterCmd::Run(r) => {
-            crate::init_tracing();
+            crate::logging::init_tracing();
             serve(r).await
         }
     }

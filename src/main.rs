@@ -14,6 +14,7 @@ mod cli_nameservices;
 mod cli_node;
 mod cli_router;
 mod cli_routeradmin;
+mod logging;
 
 use clap::{Parser, Subcommand};
 
@@ -128,15 +129,6 @@ enum Cmd {
     Bench(raftfs_bench::BenchCli),
 }
 
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=warn,h2=warn,tower=warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
-}
-
 /// NNThroughputBenchmark spells its flags with one dash (`-op create
 /// -threads 8`); accept them after `bench` by doubling the dash.
 fn normalize_args(args: Vec<String>) -> Vec<String> {
@@ -202,10 +194,8 @@ fn main() {
         match cli.cmd {
             Cmd::Format(a) => report(cli_format::run(a)),
             Cmd::Cert(a) => report(cli_cert::run(a)),
-            Cmd::Metaserver(a) => {
-                init_tracing();
-                report(cli_metaserver::run(*a).await)
-            }
+            // It sets up its logs itself, once it knows where its audit log goes.
+            Cmd::Metaserver(a) => report(cli_metaserver::run(*a).await),
             Cmd::Dev(a) => report(cli_dev::run(a).await),
             Cmd::Dfs {
                 fs,
@@ -218,7 +208,7 @@ fn main() {
             Cmd::Router(a) => report(cli_router::run(a).await),
             Cmd::Routeradmin { router, user, args } => cli_routeradmin::run(router, user, args).await,
             Cmd::Datanode(a) => {
-                init_tracing();
+                logging::init_tracing();
                 report(cli_datanode::run(a).await)
             }
             Cmd::Dfsadmin {
@@ -243,7 +233,7 @@ fn main() {
             Cmd::Bench(b) => {
                 // Benches print their own figures; logs only when asked for.
                 if std::env::var_os("RUST_LOG").is_some() {
-                    init_tracing();
+                    logging::init_tracing();
                 }
                 report(raftfs_bench::run(b).await)
             }

@@ -141,7 +141,7 @@ fn mount(source: &str, ns: &str) -> FederationChange {
 }
 
 /// Run `ops` with `clients` concurrent callers on `fs`; ops per second.
-async fn throughput(fs: &FileSystem, ops: Vec<Op>, clients: usize) -> anyhow::Result<f64> {
+pub(crate) async fn throughput(fs: &FileSystem, ops: Vec<Op>, clients: usize) -> anyhow::Result<f64> {
     let ops = Arc::new(ops);
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -169,7 +169,7 @@ async fn throughput(fs: &FileSystem, ops: Vec<Op>, clients: usize) -> anyhow::Re
     Ok(ops.len() as f64 / started.elapsed().as_secs_f64())
 }
 
-fn creates(dir: &str, n: usize) -> Vec<Op> {
+pub(crate) fn creates(dir: &str, n: usize) -> Vec<Op> {
     (0..n)
         .map(|i| Op::Create {
             path: format!("{dir}/f{i}"),
@@ -219,7 +219,7 @@ async fn timed_stats(
     Ok((rate, per_op))
 }
 
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }

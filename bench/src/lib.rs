@@ -24,9 +24,11 @@
 //! `mounttable` times resolving paths through a large mount table;
 //! `federation` compares getFileInfo through a router with direct calls,
 //! and two nameservices under load at once with one alone.
+//! `audit` compares the create rate with the audit log on and off.
 //! `compare` runs the matrix of stores and execution modes at every level,
 //! interleaved, and prints one table.
 
+mod audit;
 mod compare;
 mod datapath;
 mod delete;
@@ -76,6 +78,8 @@ pub enum BenchCmd {
     Mounttable(mounttable::MountTableArgs),
     /// getFileInfo through a router vs direct, and two nameservices under load at once vs one alone (starts its own cluster).
     Federation(federation::FederationArgs),
+    /// The create rate with the audit log on vs off, interleaved (starts its own nameservices).
+    Audit(audit::AuditArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -91,5 +95,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Delete(a) => delete::run(a).await,
         BenchCmd::Mounttable(a) => mounttable::run(a),
         BenchCmd::Federation(a) => federation::run(a).await,
+        BenchCmd::Audit(a) => audit::run(a).await,
     }
 }

@@ -104,6 +104,7 @@ pub async fn open_single_member(
         security: raftfs_trust::NodeSecurity::insecure(),
         client_auth: raftfs_trust::ClientAuth::Simple,
         delegation: Default::default(),
+        audit: false,
     };
     // A member shut down in this process releases its RocksDB lock file
     // only once its Raft tasks have wound down (they end after `shutdown`

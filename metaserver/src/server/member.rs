@@ -30,6 +30,7 @@ use raftfs_raft::group::{self, initialize_if_first};
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 use raftfs_trust::{ClientAuth, Dialer, NodeSecurity, PeerRole};
 
+use super::audit::AuditLog;
 use super::block_access::{self, BlockAccess};
 use super::coalesce::Coalesced;
 use super::data::DataPath;
@@ -98,6 +99,8 @@ pub struct MemberConfig {
     pub client_auth: ClientAuth,
     /// Delegation token periods (`--delegation-*`; HDFS's defaults).
     pub delegation: raftfs_trust::DelegationTokenTimes,
+    /// Whether client operations are written to the audit log (`--audit-log`).
+    pub audit: bool,
 }
 
 /// How long a write waits for the namespace to be formatted after a leader is elected.
@@ -131,6 +134,8 @@ pub struct Member {
     pub(crate) data: DataPath,
     /// Block access tokens on answers that name blocks, and the keys for DataNodes.
     pub block_access: BlockAccess,
+    /// The audit log of the client operations this member executes.
+    pub audit: AuditLog,
 }
 
 /// How long a follower read waits for this member to catch up (or for the
@@ -286,6 +291,7 @@ impl Member {
             block_access: BlockAccess::new(cfg.security.server.is_tls(), &version_pool, cfg.blocks.block_tokens),
             security: cfg.security.clone(),
             client_auth: cfg.client_auth,
+            audit: AuditLog::new(cfg.audit),
         };
         member.bootstrap().await?;
         let dialer = cfg.security.dialer.clone();

@@ -3,6 +3,7 @@
 //! `Raft` service for peers, on one port.
 
 pub mod admin;
+pub mod audit;
 pub mod block_access;
 pub mod coalesce;
 pub use raftfs_raft::cpu;

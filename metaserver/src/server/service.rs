@@ -17,6 +17,7 @@ use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, DelegationToken, Fs
 
 use raftfs_trust::{PeerIdentity, PeerRole};
 
+use super::audit::AuditAuth;
 use super::member::{Member, ReadMode};
 use crate::namespace::check_principal;
 
@@ -37,6 +38,16 @@ enum AuthMethod {
     Token,
     /// The name the call carries (`--auth simple`).
     Simple,
+}
+
+impl AuthMethod {
+    fn audit(self) -> AuditAuth {
+        match self {
+            AuthMethod::Certificate => AuditAuth::Certificate,
+            AuthMethod::Token => AuditAuth::Token,
+            AuthMethod::Simple => AuditAuth::Simple,
+        }
+    }
 }
 
 /// The caller of a request: its client id and call id as the request names
@@ -128,7 +139,14 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
         let mode = ReadMode::from_wire(req.read_mode)?;
         check_client_op(&op, method)?;
         member.check_routed(routed_by, &op)?;
-        Ok(member.call_from(ctx, op, mode, req.min_index, host).await)
+        let audit = member
+            .audit
+            .entry(&ctx.user, method.audit(), peer.as_deref(), host, &op);
+        let (result, index) = member.call_from(ctx, op, mode, req.min_index, host).await;
+        if let Some(entry) = audit {
+            member.audit.record(entry, &result);
+        }
+        Ok((result, index))
     }
     .await
     .unwrap_or_else(|e| (Err(e), 0));
