@@ -194,8 +194,6 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         Some(p) => Some(PathBuf::from(p)),
         None => Some(dir.join(AUDIT_LOG_FILE)),
     };
-    // Kept for the life of the process: dropping it flushes the audit lines.
-    let _audit_writer = crate::logging::init_tracing_with_audit(audit_path.as_deref())?;
     let id = a.id.context("--id is required")?;
     let store: StoreKind = a
         .store
@@ -255,6 +253,10 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
     delegation.check().map_err(anyhow::Error::msg)?;
     let version =
         layout::check(&dir, layout::NODE_TYPE_METASERVER, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
+    // Once the arguments and the directory are known good (their errors
+    // come first). Kept for the life of the process: dropping it writes
+    // the audit lines still buffered.
+    let _audit_writer = crate::logging::init_tracing_with_audit(audit_path.as_deref())?;
     let listen = cli_node::listen_addr(a.listen, &version, PeerRole::Member)?;
     let client_auth = cli_node::client_auth(a.auth.as_deref(), a.insecure)?;
     let security = cli_node::node_security(&dir, a.tls_dir.as_deref(), a.insecure, PeerRole::Member, &version)?;
