@@ -131,34 +131,15 @@ fn status_perm(r: &OpResult) -> Option<String> {
     Some(format!("{}:{}:{}", s.owner, s.group, s.permission))
 }
 
-/// HDFS's command name for `op`, if HDFS audits it.
+/// HDFS's command name for `op` ([`Op::name`], and rename2's options as
+/// HDFS writes them), if HDFS audits it.
 pub fn audit_cmd(op: &Op) -> Option<Cow<'static, str>> {
-    let name = match op {
-        Op::Mkdirs { .. } => "mkdirs",
-        Op::Create { .. } => "create",
-        Op::Append { .. } => "append",
-        Op::Rename { .. } => "rename",
-        Op::Rename2 { overwrite, .. } => {
-            return Some(Cow::Borrowed(if *overwrite {
-                "rename (options=[OVERWRITE])"
-            } else {
-                "rename (options=[NONE])"
-            }))
-        }
-        Op::Delete { .. } => "delete",
-        Op::SetPermission { .. } => "setPermission",
-        Op::SetOwner { .. } => "setOwner",
-        Op::SetReplication { .. } => "setReplication",
-        Op::SetTimes { .. } => "setTimes",
-        Op::SetQuota { .. } => "setQuota",
-        Op::GetFileInfo { .. } => "getfileinfo",
-        Op::GetListing { .. } => "listStatus",
-        Op::GetContentSummary { .. } => "contentSummary",
-        Op::GetBlockLocations { .. } => "open",
-        Op::RecoverLease { .. } => "recoverLease",
-        Op::GetDelegationToken { .. } => "getDelegationToken",
-        Op::RenewDelegationToken { .. } => "renewDelegationToken",
-        Op::CancelDelegationToken { .. } => "cancelDelegationToken",
+    match op {
+        Op::Rename2 { overwrite, .. } => Some(Cow::Borrowed(if *overwrite {
+            "rename (options=[OVERWRITE])"
+        } else {
+            "rename (options=[NONE])"
+        })),
         // A writer's block calls, lease renewal, and what members,
         // DataNodes and routers send themselves: not audited (HDFS's
         // addBlock, complete and renewLease are not either).
@@ -173,9 +154,26 @@ pub fn audit_cmd(op: &Op) -> Option<Cow<'static, str>> {
         | Op::SetDatanodeAdmin { .. }
         | Op::AddDelegationKey { .. }
         | Op::ExpireDelegationTokens { .. }
-        | Op::SetOwnership { .. } => return None,
-    };
-    Some(Cow::Borrowed(name))
+        | Op::SetOwnership { .. } => None,
+        Op::Mkdirs { .. }
+        | Op::Create { .. }
+        | Op::Append { .. }
+        | Op::Rename { .. }
+        | Op::Delete { .. }
+        | Op::SetPermission { .. }
+        | Op::SetOwner { .. }
+        | Op::SetReplication { .. }
+        | Op::SetTimes { .. }
+        | Op::SetQuota { .. }
+        | Op::GetFileInfo { .. }
+        | Op::GetListing { .. }
+        | Op::GetContentSummary { .. }
+        | Op::GetBlockLocations { .. }
+        | Op::RecoverLease { .. }
+        | Op::GetDelegationToken { .. }
+        | Op::RenewDelegationToken { .. }
+        | Op::CancelDelegationToken { .. } => Some(Cow::Borrowed(op.name())),
+    }
 }
 
 /// Hadoop's `UserGroupInformation` string of the caller: `alice
@@ -310,6 +308,18 @@ mod tests {
             })
             .as_deref(),
             Some("listStatus")
+        );
+        assert_eq!(
+            audit_cmd(&Op::GetFileInfo { path: "/".into() }).as_deref(),
+            Some("getfileinfo")
+        );
+        assert_eq!(
+            audit_cmd(&Op::Rename {
+                src: "/a".into(),
+                dst: "/b".into()
+            })
+            .as_deref(),
+            Some("rename")
         );
         assert_eq!(audit_cmd(&Op::RenewLease), None);
         let off = AuditLog::new(false);
