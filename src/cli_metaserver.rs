@@ -10,14 +10,14 @@ use serde::Deserialize;
 
 use crate::cli_node;
 
-/// The audit log's file in a member's directory, unless `--audit-log` names another.
-pub const AUDIT_LOG_FILE: &str = "audit.log";
-
 use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
 use raftfs_trust::{BlockTokenTimes, DelegationTokenTimes, PeerRole};
+
+/// The audit log's file in a member's directory, unless `--audit-log` names another.
+pub const AUDIT_LOG_FILE: &str = "audit.log";
 
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]

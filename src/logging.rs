@@ -42,35 +42,34 @@ pub const AUDIT_FLUSH_BYTES: usize = 1 << 20;
 /// Most audit bytes waiting to be written; a logging call waits beyond.
 pub const MAX_AUDIT_BUFFER_BYTES: usize = 16 << 20;
 
-fn stderr_filter() -> EnvFilter {
-    EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new("info,openraft=warn,h2=warn,tower=warn"))
-}
-
-/// [`stderr_filter`] without the audit lines (they go to their own file).
-/// Static filters only: a dynamic one (`filter_fn`) would make every
-/// span and event of every crate be checked at run time.
-fn stderr_filter_without_audit() -> EnvFilter {
-    let off: tracing_subscriber::filter::Directive = format!("{AUDIT_TARGET}=off").parse().expect("a valid directive");
-    stderr_filter().add_directive(off)
+/// Events to stderr, filtered by `RUST_LOG`, without the audit lines
+/// (they go to their own file). Static filters only: a dynamic one
+/// (`filter_fn`) would make every span and event of every crate be
+/// checked at run time.
+fn stderr_layer<S>() -> impl Layer<S>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    let filter =
+        EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| EnvFilter::new("info,openraft=warn,h2=warn,tower=warn"));
+    let no_audit: tracing_subscriber::filter::Directive =
+        format!("{AUDIT_TARGET}=off").parse().expect("a valid directive");
+    tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_filter(filter.add_directive(no_audit))
 }
 
 /// Events to stderr, as every process but a member logs.
 pub fn init_tracing() {
-    tracing_subscriber::fmt()
-        .with_env_filter(stderr_filter())
-        .with_writer(std::io::stderr)
-        .init();
+    tracing_subscriber::registry().with(stderr_layer()).init();
 }
 
 /// Events to stderr and, with `audit`, audit lines to that file (created
 /// if missing, appended to). Keep the returned writer while the process
 /// runs: dropping it writes what is buffered and stops its thread.
 pub fn init_tracing_with_audit(audit: Option<&Path>) -> anyhow::Result<Option<AuditWriter>> {
-    let stderr = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_filter(stderr_filter_without_audit());
     let Some(path) = audit else {
-        tracing_subscriber::registry().with(stderr).init();
+        init_tracing();
         return Ok(None);
     };
     let file = std::fs::OpenOptions::new()
@@ -84,7 +83,10 @@ pub fn init_tracing_with_audit(audit: Option<&Path>) -> anyhow::Result<Option<Au
         .with_writer(move || AuditLine(buffer.clone()))
         .event_format(Log4jAuditLayout::new())
         .with_filter(Targets::new().with_target(AUDIT_TARGET, tracing::Level::INFO));
-    tracing_subscriber::registry().with(stderr).with(audit_layer).init();
+    tracing_subscriber::registry()
+        .with(stderr_layer())
+        .with(audit_layer)
+        .init();
     Ok(Some(writer))
 }
 

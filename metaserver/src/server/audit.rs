@@ -39,20 +39,23 @@ use raftfs_trust::{PeerIdentity, PeerRole};
 /// The `tracing` target of audit lines (the binary sends it to the audit file).
 pub const AUDIT_TARGET: &str = "raftfs::audit";
 
-/// How the member authenticated a caller, as Hadoop names it in `ugi=`.
+/// How a call's user was established (Hadoop names it in `ugi=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuditAuth {
-    Simple,
+pub enum AuthMethod {
+    /// A user certificate on the connection.
     Certificate,
+    /// A delegation token in the call.
     Token,
+    /// The name the call carries (`--auth simple`).
+    Simple,
 }
 
-impl AuditAuth {
+impl AuthMethod {
     fn hadoop_name(self) -> &'static str {
         match self {
-            AuditAuth::Simple => "SIMPLE",
-            AuditAuth::Certificate => "CERTIFICATE",
-            AuditAuth::Token => "TOKEN",
+            AuthMethod::Simple => "SIMPLE",
+            AuthMethod::Certificate => "CERTIFICATE",
+            AuthMethod::Token => "TOKEN",
         }
     }
 }
@@ -86,7 +89,7 @@ impl AuditLog {
     pub fn entry(
         &self,
         user: &str,
-        auth: AuditAuth,
+        auth: AuthMethod,
         peer: Option<&PeerIdentity>,
         ip: &str,
         op: &Op,
@@ -179,7 +182,7 @@ pub fn audit_cmd(op: &Op) -> Option<Cow<'static, str>> {
 /// Hadoop's `UserGroupInformation` string of the caller: `alice
 /// (auth:SIMPLE)`, or `alice (auth:PROXY) via router-1 (auth:CERTIFICATE)`
 /// for a call a router forwarded for its client.
-pub fn ugi(user: &str, auth: AuditAuth, peer: Option<&PeerIdentity>) -> String {
+pub fn ugi(user: &str, auth: AuthMethod, peer: Option<&PeerIdentity>) -> String {
     match peer {
         Some(p) if p.role == PeerRole::Router => {
             format!("{user} (auth:PROXY) via {} (auth:CERTIFICATE)", p.id)
@@ -245,7 +248,7 @@ mod tests {
 
     fn entry(op: &Op, peer: Option<&PeerIdentity>) -> AuditEntry {
         AuditLog::new(true)
-            .entry("alice", AuditAuth::Simple, peer, "127.0.0.1", op)
+            .entry("alice", AuthMethod::Simple, peer, "127.0.0.1", op)
             .expect("audited")
     }
 
@@ -282,10 +285,10 @@ mod tests {
             id: "router-1".into(),
         };
         assert_eq!(
-            ugi("alice", AuditAuth::Simple, Some(&router)),
+            ugi("alice", AuthMethod::Simple, Some(&router)),
             "alice (auth:PROXY) via router-1 (auth:CERTIFICATE)"
         );
-        assert_eq!(ugi("bob", AuditAuth::Token, None), "bob (auth:TOKEN)");
+        assert_eq!(ugi("bob", AuthMethod::Token, None), "bob (auth:TOKEN)");
     }
 
     #[test]
@@ -326,7 +329,7 @@ mod tests {
         assert!(off
             .entry(
                 "alice",
-                AuditAuth::Simple,
+                AuthMethod::Simple,
                 None,
                 "h",
                 &Op::GetFileInfo { path: "/".into() }

@@ -17,7 +17,7 @@ use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, DelegationToken, Fs
 
 use raftfs_trust::{PeerIdentity, PeerRole};
 
-use super::audit::AuditAuth;
+use super::audit::AuthMethod;
 use super::member::{Member, ReadMode};
 use crate::namespace::check_principal;
 
@@ -28,27 +28,6 @@ pub struct NamespaceService {
 /// Who a connection's certificate says the caller is (`None`: no
 /// certificate, or a plaintext member).
 type Peer = Option<Arc<PeerIdentity>>;
-
-/// How a call's user was established.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum AuthMethod {
-    /// A user certificate on the connection.
-    Certificate,
-    /// A delegation token in the call.
-    Token,
-    /// The name the call carries (`--auth simple`).
-    Simple,
-}
-
-impl AuthMethod {
-    fn audit(self) -> AuditAuth {
-        match self {
-            AuthMethod::Certificate => AuditAuth::Certificate,
-            AuthMethod::Token => AuditAuth::Token,
-            AuthMethod::Simple => AuditAuth::Simple,
-        }
-    }
-}
 
 /// The caller of a request: its client id and call id as the request names
 /// them; its user as the member's client authentication decides it
@@ -139,9 +118,7 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
         let mode = ReadMode::from_wire(req.read_mode)?;
         check_client_op(&op, method)?;
         member.check_routed(routed_by, &op)?;
-        let audit = member
-            .audit
-            .entry(&ctx.user, method.audit(), peer.as_deref(), host, &op);
+        let audit = member.audit.entry(&ctx.user, method, peer.as_deref(), host, &op);
         let (result, index) = member.call_from(ctx, op, mode, req.min_index, host).await;
         if let Some(entry) = audit {
             member.audit.record(entry, &result);
