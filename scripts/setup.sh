@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what building raftfs needs on a fresh Debian machine and does nothing
-# when it is already there: libclang for librocksdb-sys's bindgen.
+# Installs what building and testing raftfs needs on a fresh Debian machine and
+# does nothing when it is already there: libclang for librocksdb-sys's bindgen,
+# curl for the tests that read the nodes' HTTP pages as an operator would.
 # protoc is not needed (protoc-bin-vendored ships it inside a crate).
 set -euo pipefail
 
@@ -18,6 +19,13 @@ if ! have_libclang; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     libclang1-14 libclang-common-14-dev >/dev/null
+fi
+if ! command -v curl >/dev/null 2>&1; then
+  echo "setup: curl not found; installing it (the HTTP page tests use it)" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl ca-certificates >/dev/null
 fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install a Rust toolchain (rustup) first" >&2

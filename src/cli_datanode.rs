@@ -70,6 +70,17 @@ pub struct DatanodeArgs {
     /// networks and comparisons only).
     #[arg(long, conflicts_with = "tls_dir")]
     pub insecure: bool,
+    /// Serve this DataNode's HTTP page here: /metrics (Prometheus); HTTPS
+    /// with its certificate unless --insecure (HDFS's
+    /// dfs.datanode.http.address). Default: no HTTP page.
+    #[arg(long = "http-addr")]
+    pub http_addr: Option<SocketAddr>,
+    /// Who may read the HTTP page: simple (default; anyone who reaches the
+    /// port, as HDFS's simple HTTP authentication) or strong (a caller with
+    /// a certificate of this cluster; needs TLS). Block data is guarded by
+    /// block access tokens either way.
+    #[arg(long)]
+    pub auth: Option<String>,
 }
 
 /// The DataNode's TLS, from --tls-dir or --insecure.
@@ -137,12 +148,19 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
 
 pub async fn run(a: DatanodeArgs) -> anyhow::Result<()> {
     let cfg = config(&a)?;
+    let auth = crate::cli_node::client_auth(a.auth.as_deref(), a.insecure)?;
     let listener = tokio::net::TcpListener::bind(a.listen)
         .await
         .with_context(|| format!("listen on {}", a.listen))?;
+    let http = crate::cli_node::bind_http(a.http_addr).await?;
     let dn = Datanode::start(cfg.clone(), listener)
         .await
         .map_err(|e| anyhow::anyhow!("start DataNode: {e}"))?;
+    crate::cli_node::serve_http(
+        http,
+        cfg.security.server.clone(),
+        raftfs_datanode::http_pages::http_pages(dn.node.clone(), auth),
+    );
     tracing::info!(listen = %cfg.listen, advertise = %cfg.advertise, nameservices = cfg.nameservices.len(), routers = cfg.routers.len(), "DataNode serving");
     let node = dn.node.clone();
     tokio::select! {

@@ -13,7 +13,9 @@
 //! `--nameservices` it adds the new nameservices to the cluster.
 //!
 //! Ports: member i of nameservice k listens on port-base + 10(k-1) + i,
-//! router r on port-base + 90 + r, DataNode j on port-base + 100 + j.
+//! router r on port-base + 90 + r, DataNode j on port-base + 100 + j; each
+//! serves its HTTP pages (`/metrics`, and `/jmx` on members) on its port
+//! + 200 (so the cluster's ports stay within port-base .. port-base + 350).
 //!
 //! Credentials: the cluster's CA lives in `DIR/ca`; each member's
 //! certificate in its directory's `tls/`, each DataNode's (`dn<j>`) in
@@ -50,6 +52,9 @@ const MAX_DEV_MEMBERS: u64 = 9;
 const MAX_DEV_NAMESERVICES: u64 = 9;
 /// Most DataNodes `raftfs dev` starts.
 const MAX_DEV_DATANODES: u64 = 50;
+/// Each process serves its HTTP pages on its port plus this (past every
+/// RPC port: DataNodes end at port-base + 100 + [`MAX_DEV_DATANODES`]).
+pub const HTTP_PORT_OFFSET: u64 = 200;
 /// Port offset of the DataNodes from --port-base.
 const DATANODE_PORT_OFFSET: u64 = 100;
 /// How long to wait for the nameservices to answer before giving up.
@@ -62,7 +67,7 @@ pub struct DevArgs {
     /// Where the cluster keeps its data, pids and logs.
     #[arg(long, default_value = "./dev-data")]
     pub dir: PathBuf,
-    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j.
+    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (/metrics, /jmx) on its port + 200.
     #[arg(long = "port-base", default_value_t = 9000)]
     pub port_base: u16,
     /// Members of each nameservice (3 or 5 keep a majority through failures).
@@ -226,6 +231,16 @@ struct Started {
     child: tokio::process::Child,
 }
 
+/// The HTTP address of the process listening on `addr` (HOST:PORT): the
+/// same host, the port + [`HTTP_PORT_OFFSET`].
+fn http_addr(addr: &str) -> anyhow::Result<String> {
+    let (host, port) = addr
+        .rsplit_once(':')
+        .and_then(|(h, p)| Some((h, p.parse::<u64>().ok()?)))
+        .with_context(|| format!("{addr:?} is not HOST:PORT"))?;
+    Ok(format!("{host}:{}", port + HTTP_PORT_OFFSET))
+}
+
 fn spawn(exe: &Path, args: &[String], log_path: &Path, pid_file: &Path, name: &str) -> anyhow::Result<Started> {
     let log = std::fs::OpenOptions::new()
         .create(true)
@@ -269,7 +284,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     if a.exec != "leader" && a.exec != "apply" {
         bail!("--exec must be leader or apply, not {:?}", a.exec);
     }
-    if a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes > u16::MAX as u64 {
+    if a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes + HTTP_PORT_OFFSET > u16::MAX as u64 {
         bail!("--port-base {} leaves no room for the cluster's ports", a.port_base);
     }
     let port = |k: u64, i: u64| a.port_base as u64 + 10 * (k - 1) + i;
@@ -347,6 +362,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     let extra_dn: Vec<String> = a.datanode_args.split_whitespace().map(str::to_string).collect();
     let mut children = Vec::new();
     let mut uris = Vec::new();
+    let scheme = if a.insecure { "http" } else { "https" };
     for (k, members) in (1..).zip(&all_members) {
         for (i, addr) in members {
             let dir = member_dir(&a.dir, k, *i);
@@ -356,11 +372,17 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             if a.insecure {
                 args.push("--insecure".into());
             }
+            let http = http_addr(addr)?;
+            args.extend(["--http-addr".into(), http.clone()]);
             args.extend(extra_ms.iter().cloned());
             let log = a.dir.join(ns_name(k)).join(format!("m{i}.log"));
             let name = format!("member {i} of {}", ns_name(k));
             let st = spawn(&exe, &args, &log, &member_pid_file(&a.dir, k, *i), &name)?;
-            say!("  {name}: pid {}, listening on {addr}, log {}", st.pid, log.display());
+            say!(
+                "  {name}: pid {}, listening on {addr}, pages {scheme}://{http}/metrics and /jmx, log {}",
+                st.pid,
+                log.display()
+            );
             children.push(st);
         }
         uris.push(format!(
@@ -393,11 +415,17 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
                 args.extend(["--nameservice".into(), u.clone()]);
             }
         }
+        let http = http_addr(&listen)?;
+        args.extend(["--http-addr".into(), http.clone()]);
         args.extend(extra_dn.iter().cloned());
         let log = a.dir.join(format!("dn{j}.log"));
         let name = format!("DataNode {j}");
         let st = spawn(&exe, &args, &log, &dn_pid_file(&a.dir, j), &name)?;
-        say!("  {name}: pid {}, listening on {listen}, log {}", st.pid, log.display());
+        say!(
+            "  {name}: pid {}, listening on {listen}, page {scheme}://{http}/metrics, log {}",
+            st.pid,
+            log.display()
+        );
         children.push(st);
     }
     let tls = match &ca_cert {
@@ -416,11 +444,13 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             if a.insecure {
                 args.push("--insecure".into());
             }
+            let http = http_addr(&addrs[r as usize - 1])?;
+            args.extend(["--http-addr".into(), http.clone()]);
             let log = router_log(&a.dir, r);
             let name = format!("router {r}");
             let st = spawn(&exe, &args, &log, &router_pid_file(&a.dir, r), &name)?;
             say!(
-                "  {name}: pid {}, listening on {}, log {}",
+                "  {name}: pid {}, listening on {}, page {scheme}://{http}/metrics, log {}",
                 st.pid,
                 addrs[r as usize - 1],
                 log.display()
@@ -456,6 +486,14 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     match &ca_cert {
         Some(p) => say!("  export {}={}", raftfs_client::CA_ENV, p.display()),
         None => say!("  export {}=1", raftfs_client::INSECURE_ENV),
+    }
+    let first_http = http_addr(all_members[0].values().next().expect("a nameservice has members"))?;
+    match &ca_cert {
+        Some(p) => say!(
+            "Metrics and beans: curl --cacert {} https://{first_http}/metrics (or /jmx)",
+            p.display()
+        ),
+        None => say!("Metrics and beans: curl http://{first_http}/metrics (or /jmx)"),
     }
     if a.detach {
         return Ok(());

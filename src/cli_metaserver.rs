@@ -133,6 +133,12 @@ pub struct MetaserverArgs {
     /// in HDFS's hdfs-audit.log format (default DIR/audit.log; off: none).
     #[arg(long = "audit-log", value_name = "PATH|off")]
     pub audit_log: Option<String>,
+    /// Serve this member's HTTP pages here: /metrics (Prometheus) and /jmx
+    /// (Hadoop's beans); HTTPS with the member's certificate unless
+    /// --insecure, readable as --auth says (HDFS's dfs.namenode.http-address).
+    /// Default: no HTTP pages.
+    #[arg(long = "http-addr")]
+    pub http_addr: Option<SocketAddr>,
 }
 
 impl MetaserverArgs {
@@ -181,6 +187,7 @@ impl MetaserverArgs {
                 .delegation_token_renew_interval_ms
                 .or(f.delegation_token_renew_interval_ms),
             audit_log: self.audit_log.or(f.audit_log),
+            http_addr: self.http_addr.or(f.http_addr),
         })
     }
 }
@@ -263,6 +270,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
     let listener = server::bind(listen)
         .await
         .with_context(|| format!("listen on {listen}"))?;
+    let http = cli_node::bind_http(a.http_addr).await?;
     let cfg = MemberConfig {
         dir: dir.clone(),
         member_id: id,
@@ -288,6 +296,11 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("start member {id}: {e}"))?,
     );
     tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, tls = member.security.server.is_tls(), auth = %client_auth, block_tokens = member.block_access.enabled(), "serving");
+    cli_node::serve_http(
+        http,
+        member.security.server.clone(),
+        raftfs_metaserver::server::http_pages::http_pages(member.clone()),
+    );
     let serving = server::serve(member.clone(), listener, shutdown_signal());
     tokio::select! {
         served = serving => {

@@ -1,14 +1,16 @@
 //! What starting a node of a Raft group shares, whether a nameservice
 //! member (`raftfs metaserver`) or a router (`raftfs router run`): the
-//! address it listens on, how it authenticates clients, and the TLS
-//! identity it proves (checked to be its own before it serves).
+//! address it listens on, how it authenticates clients, the TLS identity
+//! it proves (checked to be its own before it serves), and its HTTP pages
+//! (DataNodes share those too).
 
 use std::net::SocketAddr;
 use std::path::Path;
 
 use anyhow::{bail, Context};
 use raftfs_raft::layout::VersionFile;
-use raftfs_trust::{ClientAuth, NodeCredentials, NodeSecurity, PeerRole};
+use raftfs_trust::{ClientAuth, NodeCredentials, NodeSecurity, PeerRole, ServerSecurity};
+use raftfs_web::HttpListener;
 
 /// `listen`, else this node's address in VERSION.
 pub fn listen_addr(listen: Option<SocketAddr>, version: &VersionFile, role: PeerRole) -> anyhow::Result<SocketAddr> {
@@ -61,4 +63,29 @@ pub fn node_security(
         );
     }
     Ok(NodeSecurity::tls(&creds))
+}
+
+/// Bind `--http-addr` (if given) before the node opens, so a port in use
+/// fails the start with a clear error.
+pub async fn bind_http(addr: Option<SocketAddr>) -> anyhow::Result<Option<HttpListener>> {
+    match addr {
+        None => Ok(None),
+        Some(a) => Ok(Some(
+            HttpListener::bind(a)
+                .await
+                .with_context(|| format!("listen for HTTP on {a} (--http-addr)"))?,
+        )),
+    }
+}
+
+/// Serve `pages` on `listener` (if bound) for the life of the process,
+/// secured as the node's own listener is.
+pub fn serve_http(listener: Option<HttpListener>, security: ServerSecurity, pages: raftfs_web::axum::Router) {
+    let Some(listener) = listener else { return };
+    let scheme = if security.is_tls() { "https" } else { "http" };
+    match listener.local_addr() {
+        Ok(a) => tracing::info!(url = %format!("{scheme}://{a}/metrics"), "serving HTTP pages"),
+        Err(e) => tracing::warn!(error = %e, "the HTTP listener has no address"),
+    }
+    tokio::spawn(raftfs_web::serve(listener, security, pages, std::future::pending()));
 }

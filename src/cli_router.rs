@@ -98,6 +98,11 @@ pub struct RouterRunArgs {
     /// the routers' quorum, rather than route by a table that may be stale.
     #[arg(long = "safe-mode-after-ms", default_value_t = server::DEFAULT_SAFE_MODE_AFTER_MS)]
     safe_mode_after_ms: u64,
+    /// Serve this router's HTTP page here: /metrics (Prometheus); HTTPS
+    /// with its certificate unless --insecure, readable as --auth says
+    /// (RBF's dfs.federation.router.http-address). Default: no HTTP page.
+    #[arg(long = "http-addr")]
+    http_addr: Option<SocketAddr>,
 }
 
 /// Log entries between the mount table's snapshots by default (the table is small).
@@ -173,6 +178,7 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("listen on {listen}"))?;
+    let http = crate::cli_node::bind_http(a.http_addr).await?;
     let cfg = RouterConfig {
         dir,
         router_id: id,
@@ -189,6 +195,11 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("start router {id}: {e}"))?,
     );
     tracing::info!(router = id, %listen, cluster = %version.cluster_id, tls = node.security.server.is_tls(), auth = %client_auth, "serving");
+    crate::cli_node::serve_http(
+        http,
+        node.security.server.clone(),
+        raftfs_router::server::http_pages::http_pages(node.clone()),
+    );
     tokio::select! {
         served = server::serve(node.clone(), listener, crate::cli_metaserver::shutdown_signal()) => {
             served.context("serve gRPC")?;

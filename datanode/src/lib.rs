@@ -12,12 +12,14 @@
 //! * [`copy`]: copying a replica to other DataNodes.
 //! * [`federation_follower`]: with `--router`, the nameservices the routers
 //!   register, served and removed as they change.
+//! * [`http_pages`]: `/metrics` on the node's HTTP port.
 //! * [`scanner`]: the periodic check of every replica's checksums.
 //! * [`short_circuit`]: open replica files handed to clients on this host.
 
 pub mod actor;
 pub mod copy;
 pub mod federation_follower;
+pub mod http_pages;
 pub mod node;
 pub mod scanner;
 pub mod short_circuit;

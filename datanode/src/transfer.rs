@@ -259,6 +259,7 @@ async fn receive_block(
             let _ = tx.send(pkt.clone()).await;
         }
         let (seqno, last, sync) = (pkt.seqno, pkt.last, pkt.sync);
+        let packet_bytes = pkt.data.len() as u64;
         let n2 = node.clone();
         let result = tokio::task::spawn_blocking(move || {
             let r = writer.write_packet(&n2.storage, pkt.offset, &pkt.data, &pkt.checksums);
@@ -275,6 +276,10 @@ async fn receive_block(
         };
         writer = w;
         let end = writer.block.num_bytes;
+        if r.is_ok() {
+            pool.bytes_written
+                .fetch_add(packet_bytes, std::sync::atomic::Ordering::Relaxed);
+        }
         if let Err(e) = r {
             let status = if matches!(e, FsError::Checksum(_)) {
                 ACK_CHECKSUM_ERROR
@@ -390,6 +395,8 @@ impl DataTransfer for TransferService {
                 reader = rd;
                 match chunk {
                     Ok(Some((offset, data, checksums))) => {
+                        pool.bytes_read
+                            .fetch_add(data.len() as u64, std::sync::atomic::Ordering::Relaxed);
                         let msg = ReadChunk {
                             offset,
                             data: data.into(),

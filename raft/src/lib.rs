@@ -16,6 +16,7 @@
 //! * [`call_stream`]: the server side of `Namespace.CallStream`, which
 //!   members and routers both serve.
 //! * [`client_errors`]: openraft's answers to a client write as `FsError`.
+//! * [`group_metrics`]: the group's Raft state as Prometheus metrics.
 //! * [`cpu`]: the CPU time a node's process has used (reported to benches).
 //! * [`health`]: a member's own checks (disk space, log fsyncs).
 //! * [`leader_contact`]: whether a member is in touch with its quorum.
@@ -26,6 +27,7 @@ pub mod client_errors;
 pub mod cpu;
 pub mod framed;
 pub mod group;
+pub mod group_metrics;
 pub mod health;
 pub mod layout;
 pub mod leader_contact;
@@ -37,6 +39,7 @@ pub mod snapshot;
 pub mod snapshot_stream;
 
 pub use group::RaftTimings;
+pub use group_metrics::GroupMetrics;
 pub use leader_contact::LeaderContact;
 pub use log_store::{IoStats, LogStore, ENV_SLOW_DISK_FILE};
 pub use network::{GroupConfig, NetworkFactory, RaftGroup, MOUNT_TABLE_GROUP_ID};

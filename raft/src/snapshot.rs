@@ -221,6 +221,18 @@ impl<C: RaftTypeConfig> Snapshots<C> {
         }
     }
 
+    /// How long ago the newest snapshot was put in place (its directory's
+    /// modification time); `None` without one.
+    pub fn latest_age(&self) -> io::Result<Option<std::time::Duration>> {
+        match self.list()?.into_iter().next() {
+            None => Ok(None),
+            Some(path) => {
+                let modified = std::fs::metadata(path)?.modified()?;
+                Ok(Some(modified.elapsed().unwrap_or_default()))
+            }
+        }
+    }
+
     fn unique_dir(&self, prefix: &str) -> io::Result<PathBuf> {
         let path = self.root.join(format!("{prefix}{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir(&path)?;

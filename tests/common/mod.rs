@@ -5,6 +5,7 @@
 pub mod create_load;
 pub mod federated;
 pub mod group_mapping;
+pub mod http;
 pub mod raw_calls;
 pub mod routers;
 
@@ -49,6 +50,10 @@ pub struct Cluster {
     /// DataNodes: process and port.
     datanodes: BTreeMap<u64, Child>,
     pub dn_ports: BTreeMap<u64, u16>,
+    /// Every member and DataNode serves its HTTP pages on a port of its
+    /// own (kept across restarts): member i's, DataNode j's.
+    pub http_ports: BTreeMap<u64, u16>,
+    pub dn_http_ports: BTreeMap<u64, u16>,
     /// Extra `raftfs datanode` arguments.
     pub dn_extra_args: Vec<String>,
     /// Run with `--insecure` (given in `extra`): no CA, plaintext.
@@ -175,6 +180,8 @@ impl Cluster {
             children: BTreeMap::new(),
             datanodes: BTreeMap::new(),
             dn_ports: BTreeMap::new(),
+            http_ports: BTreeMap::new(),
+            dn_http_ports: BTreeMap::new(),
             dn_extra_args: Vec::new(),
             insecure,
             ca_from: join.map(|j| j.ca_dir),
@@ -358,7 +365,18 @@ impl Cluster {
         member_dir(self.root.path(), i)
     }
 
+    /// HOST:PORT of member `i`'s HTTP pages (`/metrics`, `/jmx`).
+    pub fn http_addr(&self, i: u64) -> String {
+        format!("127.0.0.1:{}", self.http_ports[&i])
+    }
+
+    /// HOST:PORT of DataNode `j`'s HTTP page (`/metrics`).
+    pub fn dn_http_addr(&self, j: u64) -> String {
+        format!("127.0.0.1:{}", self.dn_http_ports[&j])
+    }
+
     pub fn start_member(&mut self, i: u64) {
+        let http = *self.http_ports.entry(i).or_insert_with(|| free_ports(1)[0]);
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -374,6 +392,7 @@ impl Cluster {
                 "--election-timeout-max-ms",
                 "600",
             ])
+            .args(["--http-addr", &format!("127.0.0.1:{http}")])
             .args(&self.extra_args)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .arg("--dir")
@@ -445,6 +464,7 @@ impl Cluster {
     /// Start (or restart, on its old port) DataNode `j`.
     pub fn start_datanode(&mut self, j: u64) {
         let port = *self.dn_ports.entry(j).or_insert_with(|| free_ports(1)[0]);
+        let http = *self.dn_http_ports.entry(j).or_insert_with(|| free_ports(1)[0]);
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -452,6 +472,7 @@ impl Cluster {
             .expect("open datanode log");
         let mut cmd = Command::new(BIN);
         cmd.args(["datanode", "--listen", &format!("127.0.0.1:{port}")]);
+        cmd.args(["--http-addr", &format!("127.0.0.1:{http}")]);
         // A DataNode that follows routers is told its nameservices by them.
         if !self.dn_extra_args.iter().any(|a| a == "--router") {
             cmd.args(["--nameservice", &self.fs_uri()]);

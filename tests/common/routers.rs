@@ -14,6 +14,8 @@ pub struct Routers {
     pub cluster_ca: PathBuf,
     pub root: PathBuf,
     pub addrs: Vec<String>,
+    /// HOST:PORT of each router's HTTP page (`/metrics`).
+    pub http_addrs: Vec<String>,
     children: Vec<Option<Child>>,
     /// Extra `raftfs router run` arguments.
     pub extra_args: Vec<String>,
@@ -57,6 +59,7 @@ impl Routers {
             cluster_ca: cluster.ca_cert(),
             root,
             addrs,
+            http_addrs: free_ports(n).iter().map(|p| format!("127.0.0.1:{p}")).collect(),
             children: (0..n).map(|_| None).collect(),
             extra_args: extra.iter().map(|s| s.to_string()).collect(),
             admin_credentials: None,
@@ -75,6 +78,7 @@ impl Routers {
             .arg(self.root.join(format!("r{i}")))
             .args(["--heartbeat-ms", "50", "--election-timeout-min-ms", "150"])
             .args(["--election-timeout-max-ms", "400"])
+            .args(["--http-addr", &self.http_addrs[i - 1]])
             .args(&self.extra_args)
             .stdout(Stdio::null())
             .stderr(log)

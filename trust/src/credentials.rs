@@ -5,7 +5,11 @@
 //! Loading checks that the certificate names the CA's cluster.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
+
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity, ServerTlsConfig};
 
@@ -22,6 +26,8 @@ pub struct NodeCredentials {
     cert_pem: String,
     key_pem: String,
     identity: PeerIdentity,
+    /// The same identity and CA for the node's HTTP listener.
+    http: Arc<rustls::ServerConfig>,
 }
 
 impl NodeCredentials {
@@ -45,11 +51,13 @@ impl NodeCredentials {
                 found: identity.cluster_id,
             });
         }
+        let http = http_server_config(&ca_pem, &cert_pem, &key_pem)?;
         Ok(NodeCredentials {
             ca_pem,
             cert_pem,
             key_pem,
             identity,
+            http,
         })
     }
 
@@ -88,6 +96,7 @@ impl NodeCredentials {
             .timeout(Duration::from_millis(TLS_HANDSHAKE_TIMEOUT_MS));
         ServerSecurity::Tls {
             tls,
+            http: self.http.clone(),
             cluster_id: self.identity.cluster_id.clone(),
         }
     }
@@ -99,6 +108,37 @@ impl NodeCredentials {
             identity: Some(Identity::from_pem(&self.cert_pem, &self.key_pem)),
         }
     }
+}
+
+/// The rustls settings of a node's HTTP listener: its certificate, and
+/// callers' certificates checked against the CA when they present one (as
+/// on its gRPC listener; each page decides what callers without one may
+/// see). ALPN offers HTTP/2 and HTTP/1.1.
+fn http_server_config(ca_pem: &str, cert_pem: &str, key_pem: &str) -> Result<Arc<rustls::ServerConfig>, TrustError> {
+    let bad = |what: &str, e: &dyn std::fmt::Display| TrustError::BadCertificate(format!("{what}: {e}"));
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots
+            .add(ca.map_err(|e| bad("the CA certificate", &e))?)
+            .map_err(|e| bad("the CA certificate", &e))?;
+    }
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .allow_unauthenticated()
+        .build()
+        .map_err(|e| bad("client certificate checks", &e))?;
+    let chain = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad("the node certificate", &e))?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(|e| bad("the node key", &e))?;
+    let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad("TLS versions", &e))?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain, key)
+        .map_err(|e| bad("the node certificate and key", &e))?;
+    cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(cfg))
 }
 
 /// How a process dials the cluster's services.

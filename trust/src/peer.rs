@@ -1,5 +1,7 @@
 //! The server side: TLS on a listener, and the role check of each service.
 
+use std::sync::Arc;
+
 use tonic::transport::{Server, ServerTlsConfig};
 use tonic::{Request, Status};
 
@@ -11,7 +13,12 @@ pub enum ServerSecurity {
     /// `--insecure`: no TLS, and every role check passes.
     Plaintext,
     /// Mutual TLS; callers' certificates must chain to the cluster CA.
-    Tls { tls: ServerTlsConfig, cluster_id: String },
+    /// `http` is the same for the node's HTTP listener.
+    Tls {
+        tls: ServerTlsConfig,
+        http: Arc<rustls::ServerConfig>,
+        cluster_id: String,
+    },
 }
 
 impl std::fmt::Debug for ServerSecurity {
@@ -38,28 +45,43 @@ impl ServerSecurity {
         }
     }
 
+    /// The rustls settings of the node's HTTP listener (`None`: plaintext).
+    pub fn http_tls(&self) -> Option<Arc<rustls::ServerConfig>> {
+        match self {
+            ServerSecurity::Plaintext => None,
+            ServerSecurity::Tls { http, .. } => Some(http.clone()),
+        }
+    }
+
+    /// The identity a caller's certificate chain names (`leaf` first, as
+    /// the handshake verified it): `None` without one or on a plaintext
+    /// server; `Err` (the refusal's message) for one that names another
+    /// cluster or no raftfs identity.
+    pub fn identify(&self, leaf: Option<&[u8]>) -> Result<Option<PeerIdentity>, String> {
+        let ServerSecurity::Tls { cluster_id, .. } = self else {
+            return Ok(None);
+        };
+        let Some(leaf) = leaf else {
+            return Ok(None);
+        };
+        let id = PeerIdentity::from_der(leaf).map_err(|e| format!("the caller's certificate: {e}"))?;
+        if id.cluster_id != *cluster_id {
+            return Err(format!("the caller is {id}, not of this cluster ({cluster_id})"));
+        }
+        Ok(Some(id))
+    }
+
     /// The identity the caller's certificate names: `None` for a caller
     /// that presented none, or on a plaintext server. A certificate that
     /// names another cluster or no raftfs identity is refused.
     #[allow(clippy::result_large_err)]
     pub fn peer<T>(&self, req: &Request<T>) -> Result<Option<PeerIdentity>, Status> {
-        let ServerSecurity::Tls { cluster_id, .. } = self else {
+        if !self.is_tls() {
             return Ok(None);
-        };
-        let Some(certs) = req.peer_certs() else {
-            return Ok(None);
-        };
-        let Some(leaf) = certs.first() else {
-            return Ok(None);
-        };
-        let id = PeerIdentity::from_der(leaf.as_ref())
-            .map_err(|e| Status::permission_denied(format!("the caller's certificate: {e}")))?;
-        if id.cluster_id != *cluster_id {
-            return Err(Status::permission_denied(format!(
-                "the caller is {id}, not of this cluster ({cluster_id})"
-            )));
         }
-        Ok(Some(id))
+        let certs = req.peer_certs();
+        let leaf = certs.as_deref().and_then(|c| c.first()).map(|c| c.as_ref());
+        self.identify(leaf).map_err(Status::permission_denied)
     }
 
     /// Refuse the call unless the caller holds a certificate of `role` (a

@@ -135,6 +135,11 @@ impl<T: TableSource> CallRouter<T> {
         &self.table
     }
 
+    /// The nameservices calls are forwarded to.
+    pub fn nameservices(&self) -> &Nameservices {
+        &self.nameservices
+    }
+
     /// Run `op` on nameservice `ns` as this router's own call (its own
     /// client id, as the superuser): the calls a router makes itself
     /// (mount quotas, telling nameservices what they own). Not routed by

@@ -16,6 +16,7 @@
 //! nameservice's retry table.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,11 +34,37 @@ pub const MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE: usize = 256;
 /// How long a call waits for a slot of its nameservice before it is refused.
 pub const MAX_SLOT_WAIT_MS: u64 = 1_000;
 
-/// One nameservice: its handle and its slots.
+/// One nameservice: its handle, its slots and what was forwarded to it.
 struct Nameservice {
     members: BTreeMap<u64, String>,
     conn: LeaderConnection,
     slots: Arc<Semaphore>,
+    counts: Arc<ForwardCounts>,
+}
+
+/// Calls forwarded to one nameservice since this process started (kept
+/// when the nameservice's handle is remade), for a router's metrics.
+#[derive(Debug, Default)]
+pub struct ForwardCounts {
+    succeeded: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl ForwardCounts {
+    /// Calls answered with a result.
+    pub fn succeeded(&self) -> u64 {
+        self.succeeded.load(Ordering::Relaxed)
+    }
+
+    /// Calls answered with an error (the nameservice's, or no slot in time).
+    pub fn failed(&self) -> u64 {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    fn count<T>(&self, r: &Result<T, FsError>) {
+        let c = if r.is_ok() { &self.succeeded } else { &self.failed };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// The nameservices calls are forwarded to (see the module docs).
@@ -64,10 +91,12 @@ impl Nameservices {
     /// federation lists other members for it.
     fn get(&self, record: &NameserviceRecord) -> Result<Arc<Nameservice>, FsError> {
         let mut map = self.by_name.lock();
+        let mut counts = Arc::default();
         if let Some(ns) = map.get(&record.name) {
             if ns.members == record.members {
                 return Ok(ns.clone());
             }
+            counts = ns.counts.clone();
         }
         if record.members.is_empty() {
             return Err(FsError::Unroutable(format!(
@@ -84,6 +113,7 @@ impl Nameservices {
             members: record.members.clone(),
             conn,
             slots: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE)),
+            counts,
         });
         map.insert(record.name.clone(), ns.clone());
         Ok(ns)
@@ -106,14 +136,24 @@ impl Nameservices {
             None => match tokio::time::timeout(wait, ns.slots.clone().acquire_owned()).await {
                 Ok(Ok(slot)) => slot,
                 _ => {
-                    return Err(FsError::Unavailable(format!(
+                    let refused = Err(FsError::Unavailable(format!(
                         "nameservice {} is not keeping up: its {MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE} call slots \
                          here stayed full for {MAX_SLOT_WAIT_MS} ms",
                         record.name
-                    )))
+                    )));
+                    ns.counts.count(&refused);
+                    return refused;
                 }
             },
         };
-        ns.conn.forward(ctx, op).await
+        let r = ns.conn.forward(ctx, op).await;
+        ns.counts.count(&r);
+        r
+    }
+
+    /// What was forwarded to each nameservice this process has called.
+    pub fn forward_counts(&self) -> Vec<(String, Arc<ForwardCounts>)> {
+        let map = self.by_name.lock();
+        map.iter().map(|(name, ns)| (name.clone(), ns.counts.clone())).collect()
     }
 }

@@ -30,7 +30,7 @@ mod replica;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -125,6 +125,12 @@ pub struct Pool {
     pub id: String,
     pub namespace_id: u64,
     pub replicas: Mutex<HashMap<u64, ReplicaInfo>>,
+    /// Bytes of block data this node has written to the pool's replicas
+    /// (pipeline writes and copies) since it started, for its metrics.
+    pub bytes_written: AtomicU64,
+    /// Bytes of block data this node has sent to readers from the pool
+    /// since it started (short-circuit reads bypass the node: not counted).
+    pub bytes_read: AtomicU64,
 }
 
 impl Pool {
@@ -409,6 +415,8 @@ impl Storage {
             id: bpid.to_string(),
             namespace_id: nsid,
             replicas: Mutex::new(HashMap::new()),
+            bytes_written: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
         });
         self.pools.write().insert(bpid.to_string(), pool.clone());
         Ok(pool)
@@ -471,6 +479,8 @@ impl Storage {
                                 id: version.block_pool_id.clone(),
                                 namespace_id: version.namespace_id,
                                 replicas: Mutex::new(HashMap::new()),
+                                bytes_written: AtomicU64::new(0),
+                                bytes_read: AtomicU64::new(0),
                             })
                         })
                         .clone()

@@ -30,6 +30,25 @@ use crate::store::BlockRecord;
 
 use super::replica_map::{BlockEntry, BlockStatus, Class, Descriptor, NodeIdx, Replica, State};
 
+/// Block counts of one block pool, as a member knows them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockGauges {
+    /// Every block (complete or being written).
+    pub blocks: u64,
+    pub complete: u64,
+    /// Complete blocks without a good replica on a live node.
+    pub missing: u64,
+    /// Complete blocks with fewer good replicas on live, normal nodes than
+    /// their replication.
+    pub under_replicated: u64,
+    /// Blocks with at least one corrupt replica.
+    pub corrupt: u64,
+    /// Blocks with copies scheduled and not yet reported.
+    pub pending_replication: u64,
+    /// Replicas queued for deletion on their DataNodes.
+    pub pending_deletion: u64,
+}
+
 pub struct BlockManager {
     pub(crate) cfg: BlockManagerConfig,
     pub(crate) state: Mutex<State>,
@@ -570,6 +589,35 @@ impl BlockManager {
         let st = self.state.lock();
         let missing = st.total_complete - st.safe_complete;
         (st.total_complete, missing)
+    }
+
+    /// The block counts metrics and `/jmx` show. Under-replicated and
+    /// corrupt blocks are found among the blocks the replication monitor
+    /// must look at (every such block is one), so this costs time in
+    /// proportion to those, not to every block, under the lock.
+    pub fn block_gauges(&self) -> BlockGauges {
+        let st = self.state.lock();
+        let mut g = BlockGauges {
+            blocks: st.blocks.len() as u64,
+            complete: st.total_complete,
+            missing: st.total_complete - st.safe_complete,
+            pending_replication: st.pending.len() as u64,
+            pending_deletion: st.nodes.iter().map(|n| n.invalidate.len() as u64).sum(),
+            ..BlockGauges::default()
+        };
+        for id in &st.attention {
+            let Some(e) = st.blocks.get(id) else { continue };
+            if e.uc {
+                continue;
+            }
+            if st.live_good(e) < e.replication as usize {
+                g.under_replicated += 1;
+            }
+            if e.replicas.iter().any(|r| e.classify(r) == Class::Corrupt) {
+                g.corrupt += 1;
+            }
+        }
+        g
     }
 
     /// Ids of every block this member tracks.

@@ -30,7 +30,7 @@ mod placement;
 mod replica_map;
 mod safemode;
 
-pub use manager::BlockManager;
+pub use manager::{BlockGauges, BlockManager};
 pub use replica_map::{BlockStatus, ReplicaView};
 pub use safemode::SafeModeStatus;
 

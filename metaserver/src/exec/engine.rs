@@ -193,7 +193,7 @@ impl<S: Store> Engine<S> {
         let mut p = Preparer::new(&self.epoch, &self.locks, &self.store, &self.cfg, ctx, op, time)?;
         for _ in 0..MAX_PLAN_ATTEMPTS {
             match p.attempt(Wait::Block) {
-                Attempt::Answered(r) => return r,
+                Attempt::Answered(r) | Attempt::Retried(r) => return r,
                 // The engine is the only writer of its store: its state is current.
                 Attempt::Refused(e) => return Err(e),
                 Attempt::Again | Attempt::WouldBlock(_) => continue,

@@ -32,9 +32,11 @@ pub mod engine;
 pub mod epoch;
 pub mod pipeline;
 pub mod prepare;
+pub mod write_stats;
 
 pub use engine::{Engine, MAX_OPS_PER_ENGINE_BATCH};
 pub use epoch::LeaderEpoch;
+pub use write_stats::WriteStats;
 
 /// How writes are executed (`--exec`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -37,6 +37,7 @@ use raftfs_proto::{CallCtx, FsError, Op, OpResult};
 use super::batcher::{Batcher, Proposer};
 use super::epoch::LeaderEpoch;
 use super::prepare::{lock_requests, Attempt, Preparer, MAX_PLAN_ATTEMPTS};
+use super::write_stats::WriteStats;
 use super::ExecMode;
 use crate::locks::{LockPool, PathLockRequest, Wait};
 use crate::log_clock::LogClock;
@@ -75,6 +76,8 @@ pub struct WritePipeline {
     /// Serializes epoch changes.
     epoch_change: RwLock<()>,
     in_flight: Arc<Semaphore>,
+    /// Retry-table answers and lock waits, for the member's metrics.
+    stats: Arc<WriteStats>,
 }
 
 impl WritePipeline {
@@ -116,7 +119,13 @@ impl WritePipeline {
             epoch: watch::channel(None).0,
             epoch_change: RwLock::new(()),
             in_flight: Arc::new(Semaphore::new(MAX_LEADER_WRITES_IN_FLIGHT)),
+            stats: Arc::default(),
         }
+    }
+
+    /// What the pipeline has counted since it started.
+    pub fn stats(&self) -> &Arc<WriteStats> {
+        &self.stats
     }
 
     pub fn mode(&self) -> ExecMode {
@@ -234,13 +243,17 @@ impl WritePipeline {
                 // wait again could starve it behind a stream of readers).
                 Attempt::WouldBlock(busy) if async_waits < MAX_ASYNC_LOCK_WAITS => {
                     async_waits += 1;
+                    let waited = std::time::Instant::now();
                     busy.wait().await;
+                    self.stats.lock_waited(waited.elapsed());
                     continue;
                 }
                 Attempt::WouldBlock(_) => {
+                    let waited = std::time::Instant::now();
                     let (a, r) = self
                         .attempt_blocking(&epoch, &cfg, &ctx, &op, time_ms, std::mem::take(&mut requests))
                         .await?;
+                    self.stats.lock_waited(waited.elapsed());
                     requests = r;
                     a
                 }
@@ -248,6 +261,10 @@ impl WritePipeline {
             };
             match attempt {
                 Attempt::Answered(r) => return r,
+                Attempt::Retried(r) => {
+                    self.stats.retry_answered();
+                    return r;
+                }
                 Attempt::Refused(e) => {
                     // Planned on this member's state: the answer holds only
                     // if the member still led in the epoch's term after it.

@@ -28,9 +28,8 @@ pub const MAX_PLAN_ATTEMPTS: usize = 16;
 
 /// What one attempt came to.
 pub enum Attempt {
-    /// Answered without a log entry, and safe to answer as it is: the
-    /// retry table's record of the call, or an error of the attempt
-    /// itself (retryable).
+    /// Answered without a log entry, and safe to answer as it is: an
+    /// error of the attempt itself (retryable).
     Answered(Result<OpResult, FsError>),
     /// The plan failed: the op's answer, with no log entry. The plan read
     /// this member's committed state; on a Raft member that is the
@@ -39,6 +38,9 @@ pub enum Attempt {
     /// answering (a deposed leader that does not know it yet, or one
     /// restarted as leader, would otherwise answer from a past state).
     Refused(FsError),
+    /// The call was already executed: its first result, from the retry
+    /// table (a client's retry after a lost reply or a failover).
+    Retried(Result<OpResult, FsError>),
     /// Propose `write`; keep `hold` until it is applied or known lost.
     Propose { write: PlannedWrite, hold: Hold },
     /// A lock was busy (only with [`Wait::Try`]): nothing is held; wait
@@ -182,7 +184,7 @@ impl<'a, S: Store + ?Sized> Preparer<'a, S> {
             let view = view;
             if cached {
                 if let Some(rec) = live_retry(&*view, &key, self.time_ms)? {
-                    return Ok(Attempt::Answered(codec::decode(&rec.result, "retry record")));
+                    return Ok(Attempt::Retried(codec::decode(&rec.result, "retry record")));
                 }
             }
             plan_on_leader(self.cfg, &*view, &env, self.ctx, self.op, self.time_ms)

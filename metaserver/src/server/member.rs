@@ -38,6 +38,7 @@ use super::failpoint::Failpoints;
 use super::groups::GroupMapping;
 use super::health::{Health, HealthChecks, HealthConfig};
 use super::layout::{self, VersionFile};
+use super::member_metrics::MemberMetrics;
 use super::proposer::{follow_leadership, RaftProposer};
 use super::read_index::{LeaderReadIndex, RemoteReadIndex};
 use crate::blocks::{BlockManager, BlockManagerConfig};
@@ -136,6 +137,8 @@ pub struct Member {
     pub block_access: BlockAccess,
     /// The audit log of the client operations this member executes.
     pub audit: AuditLog,
+    /// Prometheus metrics (`/metrics` on the member's HTTP port).
+    pub metrics: Arc<MemberMetrics>,
 }
 
 /// How long a follower read waits for this member to catch up (or for the
@@ -292,6 +295,7 @@ impl Member {
             security: cfg.security.clone(),
             client_auth: cfg.client_auth,
             audit: AuditLog::new(cfg.audit),
+            metrics: Arc::new(MemberMetrics::new()),
         };
         member.bootstrap().await?;
         let dialer = cfg.security.dialer.clone();
@@ -307,7 +311,11 @@ impl Member {
         let blocks_monitor = tokio::spawn(member.data.clone().run_monitors());
         let leadership = tokio::spawn(follow_leadership(member.raft.clone(), writes.clone()));
         let reclaimer = tokio::spawn(writes.run_reclaimer());
-        let mut tasks = vec![monitor, blocks_monitor, leadership, reclaimer];
+        let elections = {
+            let (metrics, raft) = (member.metrics.clone(), member.raft.clone());
+            tokio::spawn(async move { metrics.raft.count_changes(raft).await })
+        };
+        let mut tasks = vec![monitor, blocks_monitor, leadership, reclaimer, elections];
         if t.snapshot_interval_secs > 0 {
             tasks.push(tokio::spawn(group::snapshot_by_time(
                 member.raft.clone(),

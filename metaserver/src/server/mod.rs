@@ -12,11 +12,13 @@ pub mod datanode_service;
 mod delegation_keeper;
 pub mod failpoint;
 pub mod groups;
+pub mod http_pages;
 /// A member's health checks live in the Raft glue (routers have them too).
 pub use raftfs_raft::health;
 /// A member's directory and VERSION file are the Raft glue's (routers have them too).
 pub use raftfs_raft::layout;
 pub mod member;
+pub mod member_metrics;
 pub mod proposer;
 pub mod read_index;
 pub mod service;

@@ -119,7 +119,9 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
         check_client_op(&op, method)?;
         member.check_routed(routed_by, &op)?;
         let audit = member.audit.entry(&ctx.user, method, peer.as_deref(), host, &op);
+        let (name, started) = (op.name(), std::time::Instant::now());
         let (result, index) = member.call_from(ctx, op, mode, req.min_index, host).await;
+        member.metrics.observe_op(name, started.elapsed(), result.is_ok());
         if let Some(entry) = audit {
             member.audit.record(entry, &result);
         }

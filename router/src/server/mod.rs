@@ -4,10 +4,12 @@
 //! federated namespace, and `Raft` for the other routers, on one port,
 //! over mutual TLS unless the router runs `--insecure`.
 
+pub mod http_pages;
 pub mod nameservice_check;
 pub mod namespace_service;
 pub mod node;
 pub mod ownership_pusher;
+pub mod router_metrics;
 pub mod service;
 
 use std::sync::Arc;

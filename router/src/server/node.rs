@@ -37,6 +37,7 @@ use crate::group::{FederationCommand, FederationView, LogStore, MountTableRaft, 
 use crate::mount_table::MountTableChange;
 use crate::proxy::{router_nameservices, RouterCalls};
 use crate::server::ownership_pusher::{self, Pushed};
+use crate::server::router_metrics::RouterMetrics;
 
 /// How a router runs.
 #[derive(Debug, Clone)]
@@ -77,6 +78,8 @@ pub struct RouterNode {
     /// What each nameservice was last told it owns (and the lock that
     /// orders revocations before commits).
     pushed: Pushed,
+    /// Prometheus metrics (`/metrics` on the router's HTTP port).
+    pub metrics: Arc<RouterMetrics>,
 }
 
 fn fs(e: FsError) -> RouterError {
@@ -134,6 +137,11 @@ impl RouterNode {
             &version.superuser,
         ));
         let pushed: Pushed = Default::default();
+        let metrics = Arc::new(RouterMetrics::new());
+        tasks.push({
+            let (metrics, raft) = (metrics.clone(), raft.clone());
+            tokio::spawn(async move { metrics.raft.count_changes(raft).await })
+        });
         tasks.push(tokio::spawn(ownership_pusher::push_ownership(
             raft.clone(),
             view.clone(),
@@ -154,6 +162,7 @@ impl RouterNode {
             manual_safe_mode: AtomicBool::new(false),
             calls,
             pushed,
+            metrics,
         })
     }
 
