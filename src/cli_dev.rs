@@ -14,7 +14,7 @@
 //!
 //! Ports: member i of nameservice k listens on port-base + 10(k-1) + i,
 //! router r on port-base + 90 + r, DataNode j on port-base + 100 + j; each
-//! serves its HTTP pages (`/metrics`, and `/jmx` on members) on its port
+//! serves its HTTP pages (`/metrics`, and `/jmx` and WebHDFS on members) on its port
 //! + 200 (so the cluster's ports stay within port-base .. port-base + 350).
 //!
 //! Credentials: the cluster's CA lives in `DIR/ca`; each member's
@@ -488,13 +488,12 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         None => say!("  export {}=1", raftfs_client::INSECURE_ENV),
     }
     let first_http = http_addr(all_members[0].values().next().expect("a nameservice has members"))?;
-    match &ca_cert {
-        Some(p) => say!(
-            "Metrics and beans: curl --cacert {} https://{first_http}/metrics (or /jmx)",
-            p.display()
-        ),
-        None => say!("Metrics and beans: curl http://{first_http}/metrics (or /jmx)"),
-    }
+    let curl = match &ca_cert {
+        Some(p) => format!("curl --cacert {} https://{first_http}", p.display()),
+        None => format!("curl http://{first_http}"),
+    };
+    say!("Metrics and beans: {curl}/metrics (or /jmx)");
+    say!("WebHDFS (the leader of ns1 answers; the others say StandbyException): {curl}'/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs'");
     if a.detach {
         return Ok(());
     }

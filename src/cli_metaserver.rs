@@ -133,9 +133,10 @@ pub struct MetaserverArgs {
     /// in HDFS's hdfs-audit.log format (default DIR/audit.log; off: none).
     #[arg(long = "audit-log", value_name = "PATH|off")]
     pub audit_log: Option<String>,
-    /// Serve this member's HTTP pages here: /metrics (Prometheus) and /jmx
-    /// (Hadoop's beans); HTTPS with the member's certificate unless
-    /// --insecure, readable as --auth says (HDFS's dfs.namenode.http-address).
+    /// Serve this member's HTTP pages here: /metrics (Prometheus), /jmx
+    /// (Hadoop's beans) and WebHDFS (/webhdfs/v1, on the leader); HTTPS
+    /// with the member's certificate unless --insecure, callers
+    /// authenticated as --auth says (HDFS's dfs.namenode.http-address).
     /// Default: no HTTP pages.
     #[arg(long = "http-addr")]
     pub http_addr: Option<SocketAddr>,

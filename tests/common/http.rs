@@ -15,16 +15,15 @@ pub struct Page {
 /// GET `https://ADDR/PATH_AND_QUERY` (plain `http://` when `ca` is `None`),
 /// with the credentials in `creds` (a directory with node.crt and node.key).
 pub fn get(addr: &str, path_and_query: &str, ca: Option<&Path>, creds: Option<&Path>) -> Page {
+    request("GET", addr, path_and_query, ca, creds)
+}
+
+/// As [`get`], with HTTP method `method` (the URL's path is sent as it is,
+/// `..` included).
+pub fn request(method: &str, addr: &str, path_and_query: &str, ca: Option<&Path>, creds: Option<&Path>) -> Page {
     let mut cmd = Command::new("curl");
-    cmd.args([
-        "-sS",
-        "--max-time",
-        "20",
-        "-o",
-        "-",
-        "-w",
-        "\n%{http_code} %{content_type}",
-    ]);
+    cmd.args(["-sS", "--path-as-is", "-X", method, "--max-time", "20", "-o", "-"]);
+    cmd.args(["-w", "\n%{http_code} %{content_type}"]);
     let scheme = match ca {
         Some(ca) => {
             cmd.arg("--cacert").arg(ca);

@@ -17,6 +17,7 @@
 //! * [`jmx`]: Hadoop's `/jmx` JSON (`{"beans": [...]}`, `?qry=`), for the
 //!   dashboards and scripts that read a NameNode's beans.
 //! * [`RemoteException`]: errors as WebHDFS and Hadoop's servlets write them.
+//! * [`webhdfs`]: the WebHDFS REST API over a namespace.
 //!
 //! Caveat: a certificate is the only credential HTTP callers can present
 //! so far (no delegation tokens over HTTP yet).
@@ -26,6 +27,7 @@ pub mod jmx;
 mod metrics_page;
 mod remote_exception;
 mod server;
+pub mod webhdfs;
 
 pub use axum;
 pub use caller::HttpCaller;

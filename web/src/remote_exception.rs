@@ -60,6 +60,58 @@ impl RemoteException {
     }
 }
 
+/// The Java class of each exception raftfs answers with.
+fn java_class(exception: &'static str) -> &'static str {
+    match exception {
+        "FileNotFoundException" => "java.io.FileNotFoundException",
+        "FileAlreadyExistsException" => "org.apache.hadoop.fs.FileAlreadyExistsException",
+        "ParentNotDirectoryException" => "org.apache.hadoop.fs.ParentNotDirectoryException",
+        "PathIsNotEmptyDirectoryException" => "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException",
+        "AccessControlException" => "org.apache.hadoop.security.AccessControlException",
+        "NSQuotaExceededException" => "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException",
+        "DSQuotaExceededException" => "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException",
+        "InvalidPathException" => "org.apache.hadoop.fs.InvalidPathException",
+        "IllegalArgumentException" => "java.lang.IllegalArgumentException",
+        "AlreadyBeingCreatedException" => "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException",
+        "LeaseExpiredException" => "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException",
+        "StandbyException" => "org.apache.hadoop.ipc.StandbyException",
+        "SafeModeException" => "org.apache.hadoop.hdfs.server.namenode.SafeModeException",
+        "RetriableException" => "org.apache.hadoop.ipc.RetriableException",
+        "SocketTimeoutException" => "java.net.SocketTimeoutException",
+        "UnsupportedOperationException" => "java.lang.UnsupportedOperationException",
+        "NotReplicatedYetException" => "org.apache.hadoop.hdfs.server.namenode.NotReplicatedYetException",
+        "RecoveryInProgressException" => "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException",
+        "ChecksumException" => "org.apache.hadoop.fs.ChecksumException",
+        "BlockMissingException" => "org.apache.hadoop.hdfs.BlockMissingException",
+        "InvalidBlockTokenException" => "org.apache.hadoop.hdfs.security.token.block.InvalidBlockTokenException",
+        "NoLocationException" => "org.apache.hadoop.hdfs.server.federation.router.NoLocationException",
+        _ => "java.io.IOException",
+    }
+}
+
+/// A namespace error as HDFS's WebHDFS answers it (`ExceptionHandler`):
+/// 404 for a missing file, 400 for bad arguments and unsupported ops, 500
+/// for a server bug, 403 for every other `IOException` (a permission
+/// refusal, an existing file, a standby's `StandbyException`, safe mode).
+impl From<&raftfs_proto::FsError> for RemoteException {
+    fn from(e: &raftfs_proto::FsError) -> RemoteException {
+        use raftfs_proto::FsError as E;
+        let status = match e {
+            E::FileNotFound(_) => StatusCode::NOT_FOUND,
+            E::InvalidPath(_) | E::InvalidArgument(_) | E::Unsupported(_) => StatusCode::BAD_REQUEST,
+            E::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::FORBIDDEN,
+        };
+        let exception = e.exception_name();
+        RemoteException {
+            status,
+            exception,
+            java_class_name: java_class(exception),
+            message: e.to_string(),
+        }
+    }
+}
+
 impl IntoResponse for RemoteException {
     fn into_response(self) -> Response {
         let body = self.to_json().to_string();
@@ -83,5 +135,29 @@ mod tests {
             }})
         );
         assert_eq!(e.status, StatusCode::FORBIDDEN);
+    }
+
+    #[test]
+    fn namespace_errors_get_hdfss_status_and_class() {
+        use raftfs_proto::FsError;
+        let missing = RemoteException::from(&FsError::FileNotFound("File does not exist: /x".into()));
+        assert_eq!(
+            (missing.status, missing.java_class_name),
+            (StatusCode::NOT_FOUND, "java.io.FileNotFoundException")
+        );
+        let standby = RemoteException::from(&FsError::NotLeader { leader: None });
+        assert_eq!(
+            (standby.status, standby.exception),
+            (StatusCode::FORBIDDEN, "StandbyException")
+        );
+        let exists = RemoteException::from(&FsError::FileAlreadyExists("x".into()));
+        assert_eq!(
+            exists.java_class_name,
+            "org.apache.hadoop.fs.FileAlreadyExistsException"
+        );
+        assert_eq!(
+            RemoteException::from(&FsError::InvalidPath("..".into())).status,
+            StatusCode::BAD_REQUEST
+        );
     }
 }

@@ -207,7 +207,7 @@ impl Member {
             .collect()
     }
 
-    fn leader_or_hint(&self) -> Result<(), FsError> {
+    pub(crate) fn leader_or_hint(&self) -> Result<(), FsError> {
         let m = self.raft.metrics().borrow_watched().clone();
         if m.state == ServerState::Leader {
             return Ok(());

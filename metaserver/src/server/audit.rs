@@ -73,6 +73,16 @@ pub struct AuditEntry {
     cmd: Cow<'static, str>,
     src: String,
     dst: Option<String>,
+    /// How the call arrived: `rpc` (gRPC) or `webhdfs`.
+    proto: &'static str,
+}
+
+impl AuditEntry {
+    /// The call arrived over WebHDFS (`proto=webhdfs`, as HDFS writes it).
+    pub fn over_webhdfs(mut self) -> AuditEntry {
+        self.proto = "webhdfs";
+        self
+    }
 }
 
 impl AuditLog {
@@ -108,6 +118,7 @@ impl AuditLog {
             cmd,
             src,
             dst,
+            proto: "rpc",
         })
     }
 
@@ -208,7 +219,8 @@ fn audit_line(allowed: bool, e: &AuditEntry, perm: Option<&str>) -> String {
     }
     s.push_str("\tperm=");
     s.push_str(perm.unwrap_or("null"));
-    s.push_str("\tproto=rpc");
+    s.push_str("\tproto=");
+    s.push_str(e.proto);
     s
 }
 

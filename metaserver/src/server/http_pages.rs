@@ -1,5 +1,6 @@
 //! A member's HTTP pages (`--http-addr`), as a NameNode's HTTP server has
-//! them: `/metrics` (Prometheus) and `/jmx` (Hadoop's beans).
+//! them: `/metrics` (Prometheus), `/jmx` (Hadoop's beans) and WebHDFS
+//! (`/webhdfs/v1`, [`super::web_namespace`]).
 //!
 //! Who may read them is [`raftfs_web::HttpCaller::may_read_instrumentation`]
 //! under the member's `--auth`. Each page reads the member's state when it
@@ -29,13 +30,17 @@ use raftfs_web::{axum, metrics_page, HttpCaller};
 use serde_json::json;
 
 use super::member::Member;
+use super::web_namespace::MemberWebNamespace;
+use raftfs_web::webhdfs::webhdfs_routes;
 
 /// The member's HTTP pages.
 pub fn http_pages(member: Arc<Member>) -> Router {
+    let webhdfs = webhdfs_routes(Arc::new(MemberWebNamespace::new(member.clone())), member.client_auth);
     Router::new()
         .route("/metrics", get(metrics))
         .route("/jmx", get(jmx))
         .with_state(member)
+        .merge(webhdfs)
 }
 
 async fn metrics(State(m): State<Arc<Member>>, Extension(caller): Extension<HttpCaller>) -> Response {

@@ -22,6 +22,7 @@ pub mod member_metrics;
 pub mod proposer;
 pub mod read_index;
 pub mod service;
+pub mod web_namespace;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -1,0 +1,81 @@
+//! [`MemberWebNamespace`]: a member's namespace as its WebHDFS endpoint
+//! reaches it.
+//!
+//! Only the leader answers: another member answers `StandbyException`
+//! (403), for reads too, as an HDFS standby NameNode does, so WebHDFS
+//! clients configured with every member move on to the next (HdfsCLI does
+//! on `StandbyException`). A call runs as the user the endpoint
+//! authenticated, with the groups this member resolves for that user,
+//! under this endpoint's own client id with call ids counting up (each
+//! HTTP request is one call; a client that sends a request again sends a
+//! new call, as WebHDFS has no call ids). Calls are audited with
+//! `proto=webhdfs` and counted in the member's metrics like gRPC calls.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use raftfs_proto::{CallCtx, Op};
+use raftfs_web::webhdfs::{CallFuture, WebHdfsCaller, WebHdfsNamespace};
+
+use super::audit::AuthMethod;
+use super::member::Member;
+use crate::namespace::check_principal;
+
+pub struct MemberWebNamespace {
+    member: Arc<Member>,
+    client_id: String,
+    next_call_id: AtomicU64,
+}
+
+impl MemberWebNamespace {
+    pub fn new(member: Arc<Member>) -> MemberWebNamespace {
+        let client_id = format!(
+            "webhdfs-m{}-{}",
+            member.version.member_id,
+            uuid::Uuid::new_v4().simple()
+        );
+        MemberWebNamespace {
+            member,
+            client_id,
+            next_call_id: AtomicU64::new(1),
+        }
+    }
+}
+
+impl WebHdfsNamespace for MemberWebNamespace {
+    fn call<'a>(&'a self, caller: &'a WebHdfsCaller, op: Op) -> CallFuture<'a> {
+        Box::pin(async move {
+            let m = &self.member;
+            m.leader_or_hint()?;
+            let user = caller.user.clone();
+            let groups = if check_principal(&user).is_ok() {
+                m.groups.groups_of(&user)
+            } else {
+                Vec::new() // refused by the call's own checks, naming the user
+            };
+            let method = if caller.certificate.is_some() {
+                AuthMethod::Certificate
+            } else {
+                AuthMethod::Simple
+            };
+            let audit = m
+                .audit
+                .entry(&user, method, caller.certificate.as_ref(), &caller.ip, &op)
+                .map(|e| e.over_webhdfs());
+            let ctx = CallCtx {
+                client_id: self.client_id.clone(),
+                call_id: self.next_call_id.fetch_add(1, Ordering::Relaxed),
+                user,
+                groups,
+                routed_by: 0,
+            };
+            let (name, started) = (op.name(), std::time::Instant::now());
+            let result = m.call(ctx, op).await;
+            m.metrics.observe_op(name, started.elapsed(), result.is_ok());
+            if let Some(entry) = audit {
+                m.audit.record(entry, &result);
+            }
+            result
+        })
+    }
+}

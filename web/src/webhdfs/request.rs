@@ -1,0 +1,308 @@
+//! A WebHDFS request as HDFS reads it: the HTTP method, `op` and its
+//! parameters, checked before anything runs. Parameter names are matched
+//! case-insensitively and `op` values too, as HDFS's `ParamFilter` and
+//! enum parsing do; a bad value is answered as HDFS answers it, 400 with
+//! `IllegalArgumentException: Invalid value for webhdfs parameter "NAME": ...`.
+
+use std::collections::HashMap;
+
+use axum::http::Method;
+use raftfs_proto::limits::MAX_REPLICATION;
+use raftfs_proto::{Op, Permission};
+
+use crate::RemoteException;
+
+/// Most bytes of a request's query string.
+pub const MAX_WEBHDFS_QUERY_BYTES: usize = 16 * 1024;
+/// SETREPLICATION's replication when the request names none (HDFS's
+/// `dfs.replication` default).
+pub const DEFAULT_WEBHDFS_REPLICATION: u16 = 3;
+
+/// One WebHDFS operation on the namespace, as parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebHdfsOp {
+    GetFileStatus,
+    ListStatus,
+    ListStatusBatch {
+        start_after: String,
+    },
+    GetContentSummary,
+    GetQuotaUsage,
+    GetHomeDirectory,
+    Mkdirs {
+        permission: Permission,
+    },
+    Rename {
+        destination: String,
+    },
+    Delete {
+        recursive: bool,
+    },
+    SetPermission {
+        permission: Permission,
+    },
+    SetOwner {
+        owner: Option<String>,
+        group: Option<String>,
+    },
+    SetReplication {
+        replication: u16,
+    },
+    SetTimes {
+        mtime: Option<i64>,
+        atime: Option<i64>,
+    },
+}
+
+/// The ops that move file data (served by DataNodes once they are built).
+const DATA_OPS: [&str; 6] = ["OPEN", "CREATE", "APPEND", "CONCAT", "TRUNCATE", "GETFILECHECKSUM"];
+
+/// The request's parameters, names lower-cased; a repeated name keeps its first value.
+pub struct Params(HashMap<String, String>);
+
+impl Params {
+    /// Parse `query` (the URL's raw query string).
+    pub fn parse(query: &str) -> Result<Params, RemoteException> {
+        if query.len() > MAX_WEBHDFS_QUERY_BYTES {
+            return Err(RemoteException::illegal_argument(format!(
+                "a query of {} bytes is longer than {MAX_WEBHDFS_QUERY_BYTES}",
+                query.len()
+            )));
+        }
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query)
+            .map_err(|e| RemoteException::illegal_argument(format!("the query does not parse: {e}")))?;
+        let mut map = HashMap::new();
+        for (k, v) in pairs {
+            map.entry(k.to_ascii_lowercase()).or_insert(v);
+        }
+        Ok(Params(map))
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
+    }
+
+    fn parsed<T>(&self, name: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>, RemoteException> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => parse(v).map(Some).ok_or_else(|| invalid(name, v)),
+        }
+    }
+}
+
+fn invalid(name: &str, value: &str) -> RemoteException {
+    RemoteException::illegal_argument(format!("Invalid value for webhdfs parameter \"{name}\": {value:?}"))
+}
+
+/// An octal permission of 0 to 1777, as HDFS's `PermissionParam` reads it.
+fn permission(v: &str) -> Option<Permission> {
+    let bits = u16::from_str_radix(v, 8).ok()?;
+    (v.len() <= 4 && bits <= Permission::MASK).then_some(Permission(bits))
+}
+
+fn boolean(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// A time in ms since the epoch; -1 (HDFS's default) leaves it unchanged.
+fn time(v: &str) -> Option<Option<i64>> {
+    let t: i64 = v.parse().ok()?;
+    match t {
+        -1 => Some(None),
+        t if t >= 0 => Some(Some(t)),
+        _ => None,
+    }
+}
+
+impl WebHdfsOp {
+    /// The operation `method` and `params` ask for.
+    pub fn parse(method: &Method, params: &Params) -> Result<WebHdfsOp, RemoteException> {
+        let op = params
+            .get("op")
+            .ok_or_else(|| RemoteException::illegal_argument("the webhdfs parameter \"op\" is missing"))?
+            .to_ascii_uppercase();
+        let perm = |default: u16| -> Result<Permission, RemoteException> {
+            Ok(params.parsed("permission", permission)?.unwrap_or(Permission(default)))
+        };
+        let parsed = match (method.as_str(), op.as_str()) {
+            ("GET", "GETFILESTATUS") => WebHdfsOp::GetFileStatus,
+            ("GET", "LISTSTATUS") => WebHdfsOp::ListStatus,
+            ("GET", "LISTSTATUS_BATCH") => WebHdfsOp::ListStatusBatch {
+                start_after: params.get("startafter").unwrap_or_default().to_string(),
+            },
+            ("GET", "GETCONTENTSUMMARY") => WebHdfsOp::GetContentSummary,
+            ("GET", "GETQUOTAUSAGE") => WebHdfsOp::GetQuotaUsage,
+            ("GET", "GETHOMEDIRECTORY") => WebHdfsOp::GetHomeDirectory,
+            ("PUT", "MKDIRS") => WebHdfsOp::Mkdirs {
+                permission: perm(0o755)?,
+            },
+            ("PUT", "RENAME") => {
+                let destination = params
+                    .get("destination")
+                    .ok_or_else(|| RemoteException::illegal_argument("RENAME needs the parameter \"destination\""))?;
+                if !destination.starts_with('/') {
+                    return Err(invalid("destination", destination));
+                }
+                WebHdfsOp::Rename {
+                    destination: destination.to_string(),
+                }
+            }
+            ("DELETE", "DELETE") => WebHdfsOp::Delete {
+                recursive: params.parsed("recursive", boolean)?.unwrap_or(false),
+            },
+            ("PUT", "SETPERMISSION") => WebHdfsOp::SetPermission {
+                permission: perm(0o755)?,
+            },
+            ("PUT", "SETOWNER") => {
+                let owner = params.get("owner").map(str::to_string);
+                let group = params.get("group").map(str::to_string);
+                if owner.is_none() && group.is_none() {
+                    return Err(RemoteException::illegal_argument("Both owner and group are empty."));
+                }
+                WebHdfsOp::SetOwner { owner, group }
+            }
+            ("PUT", "SETREPLICATION") => {
+                let r = params
+                    .parsed("replication", |v| {
+                        v.parse::<u16>().ok().filter(|r| (1..=MAX_REPLICATION).contains(r))
+                    })?
+                    .unwrap_or(DEFAULT_WEBHDFS_REPLICATION);
+                WebHdfsOp::SetReplication { replication: r }
+            }
+            ("PUT", "SETTIMES") => WebHdfsOp::SetTimes {
+                mtime: params.parsed("modificationtime", time)?.flatten(),
+                atime: params.parsed("accesstime", time)?.flatten(),
+            },
+            (_, o) if DATA_OPS.contains(&o) => {
+                return Err(RemoteException::new(
+                    axum::http::StatusCode::BAD_REQUEST,
+                    "java.lang.UnsupportedOperationException",
+                    format!("{o} moves file data, which this server does not serve over WebHDFS yet"),
+                ))
+            }
+            (m, o) => {
+                return Err(RemoteException::illegal_argument(format!(
+                    "Invalid value for webhdfs parameter \"op\": {o} is not an operation of {m}"
+                )))
+            }
+        };
+        Ok(parsed)
+    }
+
+    /// The namespace call that answers this op on `path` (`None`: answered
+    /// without one).
+    pub fn to_op(&self, path: &str) -> Option<Op> {
+        let path = path.to_string();
+        Some(match self {
+            WebHdfsOp::GetFileStatus => Op::GetFileInfo { path },
+            WebHdfsOp::ListStatus => Op::GetListing {
+                path,
+                start_after: String::new(),
+                limit: 0,
+            },
+            WebHdfsOp::ListStatusBatch { start_after } => Op::GetListing {
+                path,
+                start_after: start_after.clone(),
+                limit: 0,
+            },
+            WebHdfsOp::GetContentSummary | WebHdfsOp::GetQuotaUsage => Op::GetContentSummary { path },
+            WebHdfsOp::GetHomeDirectory => return None,
+            WebHdfsOp::Mkdirs { permission } => Op::Mkdirs {
+                path,
+                permission: *permission,
+                create_parent: true,
+            },
+            WebHdfsOp::Rename { destination } => Op::Rename {
+                src: path,
+                dst: destination.clone(),
+            },
+            WebHdfsOp::Delete { recursive } => Op::Delete {
+                path,
+                recursive: *recursive,
+            },
+            WebHdfsOp::SetPermission { permission } => Op::SetPermission {
+                path,
+                permission: *permission,
+            },
+            WebHdfsOp::SetOwner { owner, group } => Op::SetOwner {
+                path,
+                owner: owner.clone(),
+                group: group.clone(),
+            },
+            WebHdfsOp::SetReplication { replication } => Op::SetReplication {
+                path,
+                replication: *replication,
+            },
+            WebHdfsOp::SetTimes { mtime, atime } => Op::SetTimes {
+                path,
+                mtime: *mtime,
+                atime: *atime,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(method: Method, q: &str) -> Result<WebHdfsOp, RemoteException> {
+        WebHdfsOp::parse(&method, &Params::parse(q)?)
+    }
+
+    #[test]
+    fn ops_parse_as_hdfs_reads_them() {
+        assert_eq!(parse(Method::GET, "op=liststatus"), Ok(WebHdfsOp::ListStatus));
+        assert_eq!(
+            parse(Method::PUT, "OP=MKDIRS&Permission=700"),
+            Ok(WebHdfsOp::Mkdirs {
+                permission: Permission(0o700)
+            })
+        );
+        assert_eq!(
+            parse(Method::DELETE, "op=DELETE&recursive=true"),
+            Ok(WebHdfsOp::Delete { recursive: true })
+        );
+        assert_eq!(
+            parse(Method::PUT, "op=SETTIMES&modificationtime=5&accesstime=-1"),
+            Ok(WebHdfsOp::SetTimes {
+                mtime: Some(5),
+                atime: None
+            })
+        );
+        assert_eq!(
+            parse(Method::PUT, "op=RENAME&destination=%2Fa%20b"),
+            Ok(WebHdfsOp::Rename {
+                destination: "/a b".into()
+            })
+        );
+    }
+
+    #[test]
+    fn bad_requests_are_refused_before_anything_runs() {
+        for (m, q, says) in [
+            (Method::GET, "", "\"op\" is missing"),
+            (Method::GET, "op=NOPE", "NOPE is not an operation of GET"),
+            (Method::GET, "op=MKDIRS", "MKDIRS is not an operation of GET"),
+            (Method::PUT, "op=MKDIRS&permission=999", "\"permission\""),
+            (Method::PUT, "op=MKDIRS&permission=77777", "\"permission\""),
+            (Method::DELETE, "op=DELETE&recursive=maybe", "\"recursive\""),
+            (Method::PUT, "op=SETTIMES&modificationtime=-5", "\"modificationtime\""),
+            (Method::PUT, "op=SETREPLICATION&replication=0", "\"replication\""),
+            (Method::PUT, "op=RENAME&destination=relative", "\"destination\""),
+            (Method::PUT, "op=RENAME", "destination"),
+            (Method::PUT, "op=SETOWNER", "Both owner and group are empty"),
+        ] {
+            let e = parse(m, q).unwrap_err();
+            assert_eq!(e.status, 400, "{q}: {e:?}");
+            assert!(e.message.contains(says), "{q}: {e:?}");
+        }
+        let e = parse(Method::GET, "op=OPEN").unwrap_err();
+        assert_eq!(e.exception, "UnsupportedOperationException");
+        assert!(Params::parse(&"a=b&".repeat(MAX_WEBHDFS_QUERY_BYTES)).is_err());
+    }
+}

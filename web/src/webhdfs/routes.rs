@@ -1,0 +1,206 @@
+//! The WebHDFS endpoint: `/webhdfs/v1/<path>?op=...`, who the caller is,
+//! and the answer in WebHDFS's JSON.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::{Extension, Json, Router};
+use raftfs_proto::{FsError, Op, OpResult};
+use raftfs_trust::{ClientAuth, PeerIdentity, PeerRole};
+use serde_json::json;
+
+use super::json::{content_summary, file_status, file_statuses, quota_usage};
+use super::request::{Params, WebHdfsOp};
+use super::{ANONYMOUS_USER, MAX_WEBHDFS_LISTING_ENTRIES};
+use crate::{HttpCaller, RemoteException};
+
+/// A namespace call's future.
+pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<OpResult, FsError>> + Send + 'a>>;
+
+/// Who a WebHDFS call is for, as the endpoint authenticated it.
+#[derive(Debug, Clone)]
+pub struct WebHdfsCaller {
+    pub user: String,
+    /// The caller's IP address (for the audit log).
+    pub ip: String,
+    /// The user certificate that authenticated the caller (`None`: the
+    /// user is the `user.name` it sent, under simple authentication).
+    pub certificate: Option<PeerIdentity>,
+}
+
+/// What WebHDFS calls run against: a member's own nameservice (which
+/// answers `StandbyException` unless it leads), or later a router's
+/// federated namespace.
+pub trait WebHdfsNamespace: Send + Sync + 'static {
+    /// Run `op` for `caller` (the namespace resolves the user's groups and
+    /// checks permissions).
+    fn call<'a>(&'a self, caller: &'a WebHdfsCaller, op: Op) -> CallFuture<'a>;
+}
+
+struct Endpoint {
+    ns: Arc<dyn WebHdfsNamespace>,
+    auth: ClientAuth,
+}
+
+/// The WebHDFS routes over `ns`; `auth` decides who the caller is.
+pub fn webhdfs_routes(ns: Arc<dyn WebHdfsNamespace>, auth: ClientAuth) -> Router {
+    let endpoint = Arc::new(Endpoint { ns, auth });
+    Router::new()
+        .route("/webhdfs/v1", any(at_root))
+        .route("/webhdfs/v1/", any(at_root))
+        .route("/webhdfs/v1/{*path}", any(at_path))
+        .with_state(endpoint)
+}
+
+async fn at_root(
+    State(e): State<Arc<Endpoint>>,
+    Extension(caller): Extension<HttpCaller>,
+    method: Method,
+    RawQuery(query): RawQuery,
+) -> Response {
+    answer(&e, &caller, &method, "/".to_string(), query.as_deref().unwrap_or("")).await
+}
+
+async fn at_path(
+    State(e): State<Arc<Endpoint>>,
+    Extension(caller): Extension<HttpCaller>,
+    method: Method,
+    Path(path): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let path = format!("/{}", path.trim_end_matches('/'));
+    answer(&e, &caller, &method, path, query.as_deref().unwrap_or("")).await
+}
+
+async fn answer(e: &Endpoint, caller: &HttpCaller, method: &Method, path: String, query: &str) -> Response {
+    match run(e, caller, method, path, query).await {
+        Ok(r) => r,
+        Err(x) => x.into_response(),
+    }
+}
+
+/// The user the request acts for: `user.name` under simple authentication
+/// (`dr.who` without one, as HDFS), the certificate's under strong; `doas`
+/// only for the user itself (no proxy users are configured).
+fn caller_of(e: &Endpoint, caller: &HttpCaller, params: &Params) -> Result<WebHdfsCaller, RemoteException> {
+    if let Some(why) = &caller.certificate_refused {
+        return Err(RemoteException::access_control(why.clone()));
+    }
+    if e.auth == ClientAuth::Strong && caller.peer.is_none() {
+        return Err(RemoteException::authentication_required(
+            "this nameservice requires strong authentication: present a user certificate of this cluster",
+        ));
+    }
+    let claimed = params.get("user.name").unwrap_or_default();
+    let user = e
+        .auth
+        .user(claimed, caller.peer.as_ref())
+        .map_err(RemoteException::access_control)?;
+    let user = if user.is_empty() {
+        ANONYMOUS_USER.to_string()
+    } else {
+        user
+    };
+    if let Some(doas) = params.get("doas") {
+        if doas != user {
+            return Err(RemoteException::access_control(format!(
+                "User: {user} is not allowed to impersonate {doas}"
+            )));
+        }
+    }
+    Ok(WebHdfsCaller {
+        user,
+        ip: caller.remote.ip().to_string(),
+        certificate: caller.peer.clone().filter(|p| p.role == PeerRole::User),
+    })
+}
+
+async fn run(
+    e: &Endpoint,
+    caller: &HttpCaller,
+    method: &Method,
+    path: String,
+    query: &str,
+) -> Result<Response, RemoteException> {
+    let params = Params::parse(query)?;
+    let who = caller_of(e, caller, &params)?;
+    let op = WebHdfsOp::parse(method, &params)?;
+    let fs = |err: FsError| RemoteException::from(&err);
+    let ok = |v: serde_json::Value| Ok((StatusCode::OK, Json(v)).into_response());
+    let empty = || Ok(StatusCode::OK.into_response());
+    if op == WebHdfsOp::GetHomeDirectory {
+        return ok(json!({ "Path": format!("/user/{}", who.user) }));
+    }
+    if op == WebHdfsOp::ListStatus {
+        return ok(file_statuses(&list_all(e, &who, &path).await?));
+    }
+    let call = op
+        .to_op(&path)
+        .expect("every op but GETHOMEDIRECTORY is a namespace call");
+    let result = e.ns.call(&who, call).await.map_err(fs)?;
+    match (&op, result) {
+        (WebHdfsOp::GetFileStatus, OpResult::Status(Some(s))) => ok(json!({ "FileStatus": file_status(&s) })),
+        (WebHdfsOp::GetFileStatus, OpResult::Status(None)) => {
+            Err(fs(FsError::FileNotFound(format!("File does not exist: {path}"))))
+        }
+        (WebHdfsOp::ListStatusBatch { .. }, OpResult::Listing(l)) => ok(json!({ "DirectoryListing": {
+            "partialListing": file_statuses(&l.entries),
+            "remainingEntries": l.remaining_entries,
+        }})),
+        (WebHdfsOp::GetContentSummary, OpResult::Summary(c)) => ok(content_summary(&c)),
+        (WebHdfsOp::GetQuotaUsage, OpResult::Summary(c)) => ok(quota_usage(&c)),
+        (
+            WebHdfsOp::Mkdirs { .. }
+            | WebHdfsOp::Rename { .. }
+            | WebHdfsOp::Delete { .. }
+            | WebHdfsOp::SetReplication { .. },
+            OpResult::Bool(b),
+        ) => ok(json!({ "boolean": b })),
+        (WebHdfsOp::SetPermission { .. } | WebHdfsOp::SetOwner { .. } | WebHdfsOp::SetTimes { .. }, _) => empty(),
+        (op, r) => Err(fs(FsError::Internal(format!("{op:?} was answered {r:?}")))),
+    }
+}
+
+/// Every entry of `path` (its own status for a file), page after page.
+async fn list_all(
+    e: &Endpoint,
+    who: &WebHdfsCaller,
+    path: &str,
+) -> Result<Vec<raftfs_proto::FileStatus>, RemoteException> {
+    let mut all = Vec::new();
+    let mut start_after = String::new();
+    loop {
+        let op = Op::GetListing {
+            path: path.to_string(),
+            start_after: start_after.clone(),
+            limit: 0,
+        };
+        let page = match e.ns.call(who, op).await {
+            Ok(OpResult::Listing(l)) => l,
+            Ok(r) => {
+                return Err(RemoteException::from(&FsError::Internal(format!(
+                    "a listing was answered {r:?}"
+                ))))
+            }
+            Err(err) => return Err(RemoteException::from(&err)),
+        };
+        let done = page.remaining_entries == 0 || page.entries.is_empty();
+        if let Some(last) = page.entries.last() {
+            start_after = last.path_suffix.clone();
+        }
+        all.extend(page.entries);
+        if all.len() > MAX_WEBHDFS_LISTING_ENTRIES {
+            return Err(RemoteException::illegal_argument(format!(
+                "{path} holds more than {MAX_WEBHDFS_LISTING_ENTRIES} entries: list it with LISTSTATUS_BATCH"
+            )));
+        }
+        if done {
+            return Ok(all);
+        }
+    }
+}
