@@ -25,6 +25,7 @@
 //! `federation` compares getFileInfo through a router with direct calls,
 //! and two nameservices under load at once with one alone.
 //! `audit` compares the create rate with the audit log on and off.
+//! `webhdfs` compares WebHDFS GETFILESTATUS with the SDK's getFileInfo.
 //! `compare` runs the matrix of stores and execution modes at every level,
 //! interleaved, and prints one table.
 
@@ -43,6 +44,7 @@ mod nnthroughput;
 pub mod ports;
 mod snapshot;
 mod target;
+mod webhdfs;
 
 use clap::{Args, Subcommand};
 
@@ -80,6 +82,8 @@ pub enum BenchCmd {
     Federation(federation::FederationArgs),
     /// The create rate with the audit log on vs off, interleaved (starts its own nameservices).
     Audit(audit::AuditArgs),
+    /// WebHDFS GETFILESTATUS vs the SDK's getFileInfo, interleaved (starts its own nameservice).
+    Webhdfs(webhdfs::WebHdfsArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -96,5 +100,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Mounttable(a) => mounttable::run(a),
         BenchCmd::Federation(a) => federation::run(a).await,
         BenchCmd::Audit(a) => audit::run(a).await,
+        BenchCmd::Webhdfs(a) => webhdfs::run(a).await,
     }
 }

@@ -2,33 +2,82 @@
 //! raftfs's types.
 
 use raftfs_proto::{ContentSummary, FileStatus, FileType};
+use serde::Serialize;
 use serde_json::{json, Value};
 
-/// `{"accessTime", ..., "type"}`: one file's status (the inner object).
-pub fn file_status(s: &FileStatus) -> Value {
-    json!({
-        "accessTime": s.access_time,
-        "blockSize": s.block_size,
-        "childrenNum": s.children_num,
-        "fileId": s.file_id,
-        "group": s.group,
-        "length": s.length,
-        "modificationTime": s.modification_time,
-        "owner": s.owner,
-        "pathSuffix": s.path_suffix,
-        "permission": format!("{:o}", s.permission.bits()),
-        "replication": s.replication,
-        "storagePolicy": 0,
-        "type": match s.file_type {
+/// One file's status, as Hadoop's `JsonUtil` writes it (the inner object
+/// of `{"FileStatus": ...}`). Serialized straight from this struct: the
+/// hot answer (GETFILESTATUS) builds no JSON map.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileStatusJson<'a> {
+    access_time: i64,
+    block_size: u64,
+    children_num: u64,
+    file_id: u64,
+    group: &'a str,
+    length: u64,
+    modification_time: i64,
+    owner: &'a str,
+    path_suffix: &'a str,
+    /// Octal, as `"755"` (`"1777"` with the sticky bit).
+    permission: String,
+    replication: u16,
+    storage_policy: u8,
+    #[serde(rename = "type")]
+    file_type: &'static str,
+}
+
+/// `s` in WebHDFS's shape.
+pub fn file_status(s: &FileStatus) -> FileStatusJson<'_> {
+    FileStatusJson {
+        access_time: s.access_time,
+        block_size: s.block_size,
+        children_num: s.children_num,
+        file_id: s.file_id,
+        group: &s.group,
+        length: s.length,
+        modification_time: s.modification_time,
+        owner: &s.owner,
+        path_suffix: &s.path_suffix,
+        permission: format!("{:o}", s.permission.bits()),
+        replication: s.replication,
+        storage_policy: 0,
+        file_type: match s.file_type {
             FileType::Directory => "DIRECTORY",
             _ => "FILE",
         },
-    })
+    }
+}
+
+/// `{"FileStatus": {...}}`.
+#[derive(Debug, Serialize)]
+pub struct OneFileStatus<'a> {
+    #[serde(rename = "FileStatus")]
+    pub file_status: FileStatusJson<'a>,
+}
+
+/// `{"FileStatus": [...]}`, the inside of `{"FileStatuses": ...}`.
+#[derive(Debug, Serialize)]
+pub struct FileStatusList<'a> {
+    #[serde(rename = "FileStatus")]
+    pub file_status: Vec<FileStatusJson<'a>>,
 }
 
 /// `{"FileStatuses": {"FileStatus": [...]}}`.
-pub fn file_statuses(entries: &[FileStatus]) -> Value {
-    json!({ "FileStatuses": { "FileStatus": entries.iter().map(file_status).collect::<Vec<_>>() } })
+#[derive(Debug, Serialize)]
+pub struct FileStatuses<'a> {
+    #[serde(rename = "FileStatuses")]
+    pub file_statuses: FileStatusList<'a>,
+}
+
+/// `entries` as `{"FileStatuses": {"FileStatus": [...]}}`.
+pub fn file_statuses(entries: &[FileStatus]) -> FileStatuses<'_> {
+    FileStatuses {
+        file_statuses: FileStatusList {
+            file_status: entries.iter().map(file_status).collect(),
+        },
+    }
 }
 
 /// `{"ContentSummary": {...}}`.
@@ -77,10 +126,16 @@ mod tests {
             children_num: 0,
             under_construction: false,
         };
-        let v = file_status(&s);
-        assert_eq!(v["permission"], "1755");
-        assert_eq!(v["type"], "FILE");
-        assert_eq!(v["blockSize"], 1 << 20);
-        assert_eq!(file_statuses(&[s])["FileStatuses"]["FileStatus"][0]["owner"], "alice");
+        let v = serde_json::to_value(OneFileStatus {
+            file_status: file_status(&s),
+        })
+        .unwrap();
+        assert_eq!(v["FileStatus"]["permission"], "1755");
+        assert_eq!(v["FileStatus"]["type"], "FILE");
+        assert_eq!(v["FileStatus"]["blockSize"], 1 << 20);
+        assert_eq!(v["FileStatus"]["accessTime"], 6);
+        assert_eq!(v["FileStatus"]["pathSuffix"], "f");
+        let l = serde_json::to_value(file_statuses(&[s])).unwrap();
+        assert_eq!(l["FileStatuses"]["FileStatus"][0]["owner"], "alice");
     }
 }

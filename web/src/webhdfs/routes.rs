@@ -14,7 +14,7 @@ use raftfs_proto::{FsError, Op, OpResult};
 use raftfs_trust::{ClientAuth, PeerIdentity, PeerRole};
 use serde_json::json;
 
-use super::json::{content_summary, file_status, file_statuses, quota_usage};
+use super::json::{content_summary, file_status, file_statuses, quota_usage, OneFileStatus};
 use super::request::{Params, WebHdfsOp};
 use super::{ANONYMOUS_USER, MAX_WEBHDFS_LISTING_ENTRIES};
 use crate::{HttpCaller, RemoteException};
@@ -131,7 +131,6 @@ async fn run(
     let who = caller_of(e, caller, &params)?;
     let op = WebHdfsOp::parse(method, &params)?;
     let fs = |err: FsError| RemoteException::from(&err);
-    let ok = |v: serde_json::Value| Ok((StatusCode::OK, Json(v)).into_response());
     let empty = || Ok(StatusCode::OK.into_response());
     if op == WebHdfsOp::GetHomeDirectory {
         return ok(json!({ "Path": format!("/user/{}", who.user) }));
@@ -144,7 +143,9 @@ async fn run(
         .expect("every op but GETHOMEDIRECTORY is a namespace call");
     let result = e.ns.call(&who, call).await.map_err(fs)?;
     match (&op, result) {
-        (WebHdfsOp::GetFileStatus, OpResult::Status(Some(s))) => ok(json!({ "FileStatus": file_status(&s) })),
+        (WebHdfsOp::GetFileStatus, OpResult::Status(Some(s))) => ok(OneFileStatus {
+            file_status: file_status(&s),
+        }),
         (WebHdfsOp::GetFileStatus, OpResult::Status(None)) => {
             Err(fs(FsError::FileNotFound(format!("File does not exist: {path}"))))
         }
@@ -164,6 +165,11 @@ async fn run(
         (WebHdfsOp::SetPermission { .. } | WebHdfsOp::SetOwner { .. } | WebHdfsOp::SetTimes { .. }, _) => empty(),
         (op, r) => Err(fs(FsError::Internal(format!("{op:?} was answered {r:?}")))),
     }
+}
+
+/// A 200 answer with `body` as its JSON.
+fn ok<T: serde::Serialize>(body: T) -> Result<Response, RemoteException> {
+    Ok((StatusCode::OK, Json(body)).into_response())
 }
 
 /// Every entry of `path` (its own status for a file), page after page.
