@@ -281,3 +281,44 @@ async fn under_strong_authentication_webhdfs_needs_a_user_certificate() {
     assert_eq!(own.status, 200, "{own:?}");
     assert!(own.body.contains("/user/alice"), "{}", own.body);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routers_serve_webhdfs_for_the_federated_namespace() {
+    let f = common::federated::Federated::start(1, raftfs_client::Routing::ViaRouter).await;
+    let ca = f.ns1.ca_cert();
+    let r = |method: &str, path: &str, query: &str| {
+        request(
+            method,
+            &f.routers.http_addrs[0],
+            &format!("/webhdfs/v1{path}?{query}"),
+            Some(&ca),
+            None,
+        )
+    };
+    // The root lists the mount points.
+    let root = ok(r("GET", "/", "op=LISTSTATUS&user.name=alice"));
+    let names: Vec<&str> = root["FileStatuses"]["FileStatus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["pathSuffix"].as_str().unwrap())
+        .collect();
+    for m in ["a", "data", "ro", "shared", "user"] {
+        assert!(names.contains(&m), "{m} in {names:?}");
+    }
+    // A directory made through the router lands in the nameservice that owns its path.
+    assert_eq!(ok(r("PUT", "/data/web", "op=MKDIRS&user.name=alice"))["boolean"], true);
+    let st = ok(r("GET", "/data/web", "op=GETFILESTATUS&user.name=alice"));
+    assert_eq!(st["FileStatus"]["owner"], "alice");
+    let in_ns2 = f.ns2.client("hdfs", &[]).get_file_status("/data/web").await;
+    assert_eq!(in_ns2.expect("/data/web is in ns2").owner, "alice");
+    // Across nameservices and under a read-only mount: refused.
+    let (status, exception, message) = refused(r(
+        "PUT",
+        "/data/web",
+        "op=RENAME&destination=/user/alice/web&user.name=alice",
+    ));
+    assert_eq!(status, 403, "{exception}: {message}");
+    let (status, exception, message) = refused(r("PUT", "/ro/x", "op=MKDIRS&user.name=alice"));
+    assert_eq!(status, 403, "{exception}: {message}");
+}

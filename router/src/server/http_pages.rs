@@ -1,6 +1,7 @@
 //! A router's HTTP pages (`--http-addr`): `/metrics` in Prometheus's text
 //! format ([`super::router_metrics`]), readable as the router's `--auth`
-//! says ([`raftfs_web::HttpCaller::may_read_instrumentation`]).
+//! says ([`raftfs_web::HttpCaller::may_read_instrumentation`]), and WebHDFS
+//! for the federated namespace ([`super::web_namespace`]).
 
 use std::sync::Arc;
 
@@ -12,10 +13,16 @@ use openraft::async_runtime::WatchReceiver;
 use raftfs_web::{axum, metrics_page, HttpCaller};
 
 use super::node::RouterNode;
+use super::web_namespace::RouterWebNamespace;
+use raftfs_web::webhdfs::webhdfs_routes;
 
 /// The router's HTTP pages.
 pub fn http_pages(node: Arc<RouterNode>) -> Router {
-    Router::new().route("/metrics", get(metrics)).with_state(node)
+    let webhdfs = webhdfs_routes(Arc::new(RouterWebNamespace::new(node.clone())), node.client_auth);
+    Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(node)
+        .merge(webhdfs)
 }
 
 async fn metrics(State(node): State<Arc<RouterNode>>, Extension(caller): Extension<HttpCaller>) -> Response {

@@ -1,0 +1,55 @@
+//! [`RouterWebNamespace`]: the federated namespace as a router's WebHDFS
+//! endpoint reaches it (RBF routers serve WebHDFS for the whole namespace).
+//!
+//! Each request is routed by the mount table as a gRPC call to this router
+//! is ([`crate::proxy::RouterCalls`]): listings merge mount points with the
+//! entries beneath, renames across nameservices are refused, read-only
+//! mounts refuse writes. The call is forwarded as the user the endpoint
+//! authenticated, under this endpoint's own client id with call ids
+//! counting up; the nameservice resolves the user's groups and checks
+//! permissions. A router in safe mode refuses with `SafeModeException`.
+//! Any router answers (they are not leader-bound as members are).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use raftfs_proto::{pb, FsError, Op};
+use raftfs_web::webhdfs::{CallFuture, WebHdfsCaller, WebHdfsNamespace};
+
+use super::node::RouterNode;
+
+pub struct RouterWebNamespace {
+    node: Arc<RouterNode>,
+    client_id: String,
+    next_call_id: AtomicU64,
+}
+
+impl RouterWebNamespace {
+    pub fn new(node: Arc<RouterNode>) -> RouterWebNamespace {
+        let client_id = format!("webhdfs-r{}-{}", node.version.member_id, uuid::Uuid::new_v4().simple());
+        RouterWebNamespace {
+            node,
+            client_id,
+            next_call_id: AtomicU64::new(1),
+        }
+    }
+}
+
+impl WebHdfsNamespace for RouterWebNamespace {
+    fn call<'a>(&'a self, caller: &'a WebHdfsCaller, op: Op) -> CallFuture<'a> {
+        Box::pin(async move {
+            if let Some(why) = self.node.safe_mode() {
+                return Err(FsError::SafeMode(why));
+            }
+            let ctx = pb::CallContext {
+                client_id: self.client_id.clone(),
+                call_id: self.next_call_id.fetch_add(1, Ordering::Relaxed),
+                user: caller.user.clone(),
+                groups: Vec::new(), // nameservices resolve groups themselves
+                delegation_token: Vec::new(),
+                federation_version: 0,
+            };
+            self.node.calls.call(ctx, &op).await
+        })
+    }
+}
