@@ -34,7 +34,7 @@ pub struct WebHdfsCaller {
 }
 
 /// What WebHDFS calls run against: a member's own nameservice (which
-/// answers `StandbyException` unless it leads), or a router.s
+/// answers `StandbyException` unless it leads), or a router's
 /// federated namespace.
 pub trait WebHdfsNamespace: Send + Sync + 'static {
     /// Run `op` for `caller` (the namespace resolves the user's groups and
