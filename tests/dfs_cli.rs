@@ -30,9 +30,12 @@ async fn dfs_commands_behave_like_hdfs_dfs() {
 
     ok(&["-mkdir", "/a"]);
     fails("hdfs", &["-mkdir", "/a"], "mkdir: `/a': File exists");
-    fails("hdfs", &["-mkdir", "/x/y"], "mkdir: `/x': No such file or directory");
+    fails("hdfs", &["-mkdir", "/x/y"], "mkdir: `/x/y': No such file or directory");
     ok(&["-mkdir", "-p", "/x/y"]);
     ok(&["-touchz", "/a/f"]);
+    // Hadoop's Mkdir: PathIsNotDirectoryException, with or without -p.
+    fails("hdfs", &["-mkdir", "/a/f"], "mkdir: `/a/f': Is not a directory");
+    fails("hdfs", &["-mkdir", "-p", "/a/f"], "mkdir: `/a/f': Is not a directory");
 
     let ls = ok(&["-ls", "/a"]);
     let lines: Vec<&str> = ls.lines().collect();

@@ -310,7 +310,8 @@ impl Shell<'_> {
             match self.fs.get_file_info(p).await {
                 Ok(Some(st)) => {
                     if !st.is_dir() {
-                        self.fail_msg(format!("`{p}': Not a directory"));
+                        // Hadoop's Mkdir: PathIsNotDirectoryException.
+                        self.fail_msg(format!("`{p}': Is not a directory"));
                     } else if !parents {
                         self.fail_msg(format!("`{p}': File exists"));
                     }
@@ -324,14 +325,9 @@ impl Shell<'_> {
             }
             match self.fs.mkdirs_opt(p, None, parents).await {
                 Ok(_) => {}
-                Err(FsError::FileNotFound(_)) => {
-                    let parent = p
-                        .rsplit_once('/')
-                        .map(|(a, _)| if a.is_empty() { "/" } else { a })
-                        .unwrap_or("/")
-                        .to_string();
-                    self.fail_msg(format!("`{parent}': No such file or directory"));
-                }
+                // Hadoop's Mkdir names the path asked for, not its parent
+                // (PathNotFoundException(item)).
+                Err(FsError::FileNotFound(_)) => self.fail_msg(format!("`{p}': No such file or directory")),
                 Err(e) => self.fail(p, &e),
             }
         }
