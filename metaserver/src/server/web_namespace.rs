@@ -11,11 +11,10 @@
 //! new call, as WebHDFS has no call ids). Calls are audited with
 //! `proto=webhdfs` and counted in the member's metrics like gRPC calls.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use raftfs_proto::{CallCtx, Op};
-use raftfs_web::webhdfs::{CallFuture, WebHdfsCaller, WebHdfsNamespace};
+use raftfs_web::webhdfs::{CallFuture, EndpointCalls, WebHdfsCaller, WebHdfsNamespace};
 
 use super::audit::AuthMethod;
 use super::member::Member;
@@ -23,22 +22,13 @@ use crate::namespace::check_principal;
 
 pub struct MemberWebNamespace {
     member: Arc<Member>,
-    client_id: String,
-    next_call_id: AtomicU64,
+    calls: EndpointCalls,
 }
 
 impl MemberWebNamespace {
     pub fn new(member: Arc<Member>) -> MemberWebNamespace {
-        let client_id = format!(
-            "webhdfs-m{}-{}",
-            member.version.member_id,
-            uuid::Uuid::new_v4().simple()
-        );
-        MemberWebNamespace {
-            member,
-            client_id,
-            next_call_id: AtomicU64::new(1),
-        }
+        let calls = EndpointCalls::new(&format!("m{}", member.version.member_id));
+        MemberWebNamespace { member, calls }
     }
 }
 
@@ -63,8 +53,8 @@ impl WebHdfsNamespace for MemberWebNamespace {
                 .entry(&user, method, caller.certificate.as_ref(), &caller.ip, &op)
                 .map(|e| e.over_webhdfs());
             let ctx = CallCtx {
-                client_id: self.client_id.clone(),
-                call_id: self.next_call_id.fetch_add(1, Ordering::Relaxed),
+                client_id: self.calls.client_id().to_string(),
+                call_id: self.calls.next_call_id(),
                 user,
                 groups,
                 routed_by: 0,

@@ -10,28 +10,22 @@
 //! permissions. A router in safe mode refuses with `SafeModeException`.
 //! Any router answers (they are not leader-bound as members are).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use raftfs_proto::{pb, FsError, Op};
-use raftfs_web::webhdfs::{CallFuture, WebHdfsCaller, WebHdfsNamespace};
+use raftfs_web::webhdfs::{CallFuture, EndpointCalls, WebHdfsCaller, WebHdfsNamespace};
 
 use super::node::RouterNode;
 
 pub struct RouterWebNamespace {
     node: Arc<RouterNode>,
-    client_id: String,
-    next_call_id: AtomicU64,
+    calls: EndpointCalls,
 }
 
 impl RouterWebNamespace {
     pub fn new(node: Arc<RouterNode>) -> RouterWebNamespace {
-        let client_id = format!("webhdfs-r{}-{}", node.version.member_id, uuid::Uuid::new_v4().simple());
-        RouterWebNamespace {
-            node,
-            client_id,
-            next_call_id: AtomicU64::new(1),
-        }
+        let calls = EndpointCalls::new(&format!("r{}", node.version.member_id));
+        RouterWebNamespace { node, calls }
     }
 }
 
@@ -42,8 +36,8 @@ impl WebHdfsNamespace for RouterWebNamespace {
                 return Err(FsError::SafeMode(why));
             }
             let ctx = pb::CallContext {
-                client_id: self.client_id.clone(),
-                call_id: self.next_call_id.fetch_add(1, Ordering::Relaxed),
+                client_id: self.calls.client_id().to_string(),
+                call_id: self.calls.next_call_id(),
                 user: caller.user.clone(),
                 groups: Vec::new(), // nameservices resolve groups themselves
                 delegation_token: Vec::new(),

@@ -18,10 +18,12 @@
 //! DataNodes serve WebHDFS; no delegation tokens (`delegation=`) and no
 //! proxy users (`doas` only for the caller itself).
 
+mod endpoint_calls;
 mod json;
 mod request;
 mod routes;
 
+pub use endpoint_calls::EndpointCalls;
 pub use request::{Params, WebHdfsOp, DEFAULT_WEBHDFS_REPLICATION, MAX_WEBHDFS_QUERY_BYTES};
 pub use routes::{webhdfs_routes, CallFuture, WebHdfsCaller, WebHdfsNamespace};
 
