@@ -18,7 +18,7 @@ use axum::routing::get;
 use axum::{Extension, Router};
 use prometheus::{IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 use raftfs_trust::ClientAuth;
-use raftfs_web::{axum, metrics_page, HttpCaller};
+use raftfs_web::{axum, metrics_page, registered, HttpCaller};
 
 use crate::node::Node;
 
@@ -44,24 +44,22 @@ impl Default for DatanodeMetrics {
 impl DatanodeMetrics {
     pub fn new() -> DatanodeMetrics {
         let registry = Registry::new();
-        let reg = |c: Box<dyn prometheus::core::Collector>| {
-            registry
-                .register(c)
-                .expect("each DataNode metric is registered once, under its own name");
-        };
         let counters = |name: &str, help: &str, label: &str| {
-            let v = IntCounterVec::new(Opts::new(name, help), &[label]).expect("a valid metric");
-            reg(Box::new(v.clone()));
-            v
+            registered(
+                &registry,
+                IntCounterVec::new(Opts::new(name, help), &[label]).expect("a valid metric"),
+            )
         };
         let gauges = |name: &str, help: &str, label: &str| {
-            let v = IntGaugeVec::new(Opts::new(name, help), &[label]).expect("a valid metric");
-            reg(Box::new(v.clone()));
-            v
+            registered(
+                &registry,
+                IntGaugeVec::new(Opts::new(name, help), &[label]).expect("a valid metric"),
+            )
         };
-        let xceivers =
-            IntGauge::new("raftfs_datanode_xceivers", "Reads and writes in progress").expect("a valid metric");
-        reg(Box::new(xceivers.clone()));
+        let xceivers = registered(
+            &registry,
+            IntGauge::new("raftfs_datanode_xceivers", "Reads and writes in progress").expect("a valid metric"),
+        );
         DatanodeMetrics {
             bytes_written: counters(
                 "raftfs_datanode_bytes_written_total",

@@ -21,9 +21,11 @@ pub struct HttpCaller {
 }
 
 impl HttpCaller {
-    /// Whether this caller may read the node's metrics and beans (`/metrics`,
-    /// `/jmx`): see the crate docs.
-    pub fn may_read_instrumentation(&self, auth: ClientAuth) -> Result<(), RemoteException> {
+    /// Whether this caller authenticated as `auth` asks of every page: a
+    /// refused certificate reads nothing (403); under `strong` a caller
+    /// without a certificate of this cluster is refused (401). Which user
+    /// a certificate may act for is each page's own question.
+    pub fn authenticate(&self, auth: ClientAuth) -> Result<(), RemoteException> {
         if let Some(why) = &self.certificate_refused {
             return Err(RemoteException::access_control(why.clone()));
         }
@@ -34,6 +36,12 @@ impl HttpCaller {
                  (`raftfs cert issue --role user --id NAME`; curl --cert node.crt --key node.key)",
             )),
         }
+    }
+
+    /// Whether this caller may read the node's metrics and beans (`/metrics`,
+    /// `/jmx`): any authenticated caller may (see the crate docs).
+    pub fn may_read_instrumentation(&self, auth: ClientAuth) -> Result<(), RemoteException> {
+        self.authenticate(auth)
     }
 }
 

@@ -31,7 +31,7 @@ pub mod webhdfs;
 
 pub use axum;
 pub use caller::HttpCaller;
-pub use metrics_page::{metrics_page, sync_counter, METRICS_CONTENT_TYPE};
+pub use metrics_page::{metrics_page, registered, sync_counter, METRICS_CONTENT_TYPE};
 pub use prometheus;
 pub use remote_exception::RemoteException;
 pub use server::{serve, HttpListener};

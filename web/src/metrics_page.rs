@@ -2,6 +2,7 @@
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use prometheus::core::Collector;
 use prometheus::{IntCounter, Registry, TextEncoder};
 
 use crate::RemoteException;
@@ -23,6 +24,16 @@ pub fn metrics_page(registry: &Registry) -> Response {
         )
         .into_response(),
     }
+}
+
+/// `c`, registered in `registry`. A node registers each metric once at
+/// start-up under its own name, so a refusal (a name taken twice, an
+/// invalid one) is a bug: it panics, naming the registry's reason.
+pub fn registered<C: Collector + Clone + 'static>(registry: &Registry, c: C) -> C {
+    if let Err(e) = registry.register(Box::new(c.clone())) {
+        panic!("a metric must be registered once, under a valid name of its own: {e}");
+    }
+    c
 }
 
 /// Bring counter `c` up to `total`, a count kept elsewhere (an atomic the

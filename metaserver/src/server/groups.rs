@@ -68,6 +68,17 @@ impl GroupMapping {
         })
     }
 
+    /// The groups of the caller `user`: none for a name that is not a
+    /// valid principal (the call's own checks refuse it, naming the user),
+    /// so such a name never reaches the host's group lookup.
+    pub fn groups_of_caller(&self, user: &str) -> Vec<String> {
+        if check_principal(user).is_ok() {
+            self.groups_of(user)
+        } else {
+            Vec::new()
+        }
+    }
+
     /// The groups of `user`.
     pub fn groups_of(&self, user: &str) -> Vec<String> {
         if let Some(g) = self.fixed.read().get(user) {

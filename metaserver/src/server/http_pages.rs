@@ -30,6 +30,7 @@ use raftfs_web::{axum, metrics_page, HttpCaller};
 use serde_json::json;
 
 use super::member::Member;
+use super::member_metrics::Capacity;
 use super::web_namespace::MemberWebNamespace;
 use raftfs_web::webhdfs::webhdfs_routes;
 
@@ -104,10 +105,12 @@ pub fn beans(m: &Member) -> Vec<Bean> {
     let safemode = m.blocks.safemode_status();
     let nodes = m.blocks.datanode_report(Instant::now());
     let live: Vec<&DatanodeInfo> = nodes.iter().filter(|n| n.live).collect();
-    let total: u64 = live.iter().map(|n| n.capacity_bytes).sum();
-    let used: u64 = live.iter().map(|n| n.dfs_used_bytes).sum();
-    let pool_used: u64 = live.iter().map(|n| n.block_pool_used_bytes).sum();
-    let free: u64 = live.iter().map(|n| n.remaining_bytes).sum();
+    let Capacity {
+        total,
+        used,
+        block_pool_used: pool_used,
+        remaining: free,
+    } = Capacity::of_live(&nodes);
     let non_dfs = total.saturating_sub(used).saturating_sub(free);
     let percent = |x: u64| {
         if total == 0 {

@@ -15,6 +15,7 @@ use prometheus::{
 };
 use raftfs_proto::{AdminState, DatanodeInfo};
 use raftfs_raft::GroupMetrics;
+use raftfs_web::registered;
 
 use crate::blocks::BlockGauges;
 use crate::exec::WriteStats;
@@ -23,6 +24,32 @@ use crate::exec::WriteStats;
 pub const OP_LATENCY_BUCKETS_SECS: [f64; 16] = [
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
+
+/// The storage of the live DataNodes, summed from their heartbeats (what
+/// `/metrics` and the `/jmx` beans both show).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capacity {
+    pub total: u64,
+    /// Used by every block pool.
+    pub used: u64,
+    /// Used by this nameservice's block pool.
+    pub block_pool_used: u64,
+    pub remaining: u64,
+}
+
+impl Capacity {
+    pub fn of_live(nodes: &[DatanodeInfo]) -> Capacity {
+        nodes
+            .iter()
+            .filter(|n| n.live)
+            .fold(Capacity::default(), |c, n| Capacity {
+                total: c.total + n.capacity_bytes,
+                used: c.used + n.dfs_used_bytes,
+                block_pool_used: c.block_pool_used + n.block_pool_used_bytes,
+                remaining: c.remaining + n.remaining_bytes,
+            })
+    }
+}
 
 pub struct MemberMetrics {
     registry: Registry,
@@ -55,65 +82,64 @@ impl Default for MemberMetrics {
 impl MemberMetrics {
     pub fn new() -> MemberMetrics {
         let registry = Registry::new();
-        let reg = |c: Box<dyn prometheus::core::Collector>| {
-            registry
-                .register(c)
-                .expect("each member metric is registered once, under its own name");
-        };
-        let gauge = |name: &str, help: &str| {
-            let g = IntGauge::new(name, help).expect("a valid metric name");
-            reg(Box::new(g.clone()));
-            g
-        };
-        let counter = |name: &str, help: &str| {
-            let c = IntCounter::new(name, help).expect("a valid metric name");
-            reg(Box::new(c.clone()));
-            c
-        };
-        let ops = IntCounterVec::new(
-            Opts::new(
-                "raftfs_ops_total",
-                "Client calls this member answered, by operation and outcome",
-            ),
-            &["op", "outcome"],
-        )
-        .expect("a valid metric");
-        reg(Box::new(ops.clone()));
-        let op_seconds = HistogramVec::new(
-            HistogramOpts::new(
-                "raftfs_op_duration_seconds",
-                "Time this member took to answer client calls, by operation",
+        let gauge =
+            |name: &str, help: &str| registered(&registry, IntGauge::new(name, help).expect("a valid metric name"));
+        let counter =
+            |name: &str, help: &str| registered(&registry, IntCounter::new(name, help).expect("a valid metric name"));
+        let ops = registered(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "raftfs_ops_total",
+                    "Client calls this member answered, by operation and outcome",
+                ),
+                &["op", "outcome"],
             )
-            .buckets(OP_LATENCY_BUCKETS_SECS.to_vec()),
-            &["op"],
-        )
-        .expect("a valid metric");
-        reg(Box::new(op_seconds.clone()));
-        let lock_wait_seconds = Counter::new(
-            "raftfs_lock_wait_seconds_total",
-            "Time leader-side writes spent waiting for busy inode locks",
-        )
-        .expect("a valid metric name");
-        reg(Box::new(lock_wait_seconds.clone()));
-        let datanodes = IntGaugeVec::new(
-            Opts::new(
-                "raftfs_datanodes",
-                "DataNodes registered with this member, by state (live, dead, decommissioning, decommissioned)",
-            ),
-            &["state"],
-        )
-        .expect("a valid metric");
-        reg(Box::new(datanodes.clone()));
-        let capacity_bytes = IntGaugeVec::new(
-            Opts::new(
-                "raftfs_capacity_bytes",
-                "Storage of the live DataNodes, as their heartbeats report it: total, used (every block pool), \
-                 block_pool_used (this nameservice's), remaining",
-            ),
-            &["kind"],
-        )
-        .expect("a valid metric");
-        reg(Box::new(capacity_bytes.clone()));
+            .expect("a valid metric"),
+        );
+        let op_seconds = registered(
+            &registry,
+            HistogramVec::new(
+                HistogramOpts::new(
+                    "raftfs_op_duration_seconds",
+                    "Time this member took to answer client calls, by operation",
+                )
+                .buckets(OP_LATENCY_BUCKETS_SECS.to_vec()),
+                &["op"],
+            )
+            .expect("a valid metric"),
+        );
+        let lock_wait_seconds = registered(
+            &registry,
+            Counter::new(
+                "raftfs_lock_wait_seconds_total",
+                "Time leader-side writes spent waiting for busy inode locks",
+            )
+            .expect("a valid metric name"),
+        );
+        let datanodes = registered(
+            &registry,
+            IntGaugeVec::new(
+                Opts::new(
+                    "raftfs_datanodes",
+                    "DataNodes registered with this member, by state (live, dead, decommissioning, decommissioned)",
+                ),
+                &["state"],
+            )
+            .expect("a valid metric"),
+        );
+        let capacity_bytes = registered(
+            &registry,
+            IntGaugeVec::new(
+                Opts::new(
+                    "raftfs_capacity_bytes",
+                    "Storage of the live DataNodes, as their heartbeats report it: total, used (every block pool), \
+                     block_pool_used (this nameservice's), remaining",
+                ),
+                &["kind"],
+            )
+            .expect("a valid metric"),
+        );
         let raft = GroupMetrics::register(&registry, "raftfs_raft").expect("the Raft metrics are registered once");
         MemberMetrics {
             raft,
@@ -206,15 +232,14 @@ impl MemberMetrics {
         ] {
             self.datanodes.with_label_values(&[state]).set(n);
         }
-        let live = || nodes.iter().filter(|n| n.live);
-        let sum = |f: fn(&DatanodeInfo) -> u64| live().map(f).sum::<u64>() as i64;
+        let c = Capacity::of_live(nodes);
         for (kind, v) in [
-            ("total", sum(|n| n.capacity_bytes)),
-            ("used", sum(|n| n.dfs_used_bytes)),
-            ("block_pool_used", sum(|n| n.block_pool_used_bytes)),
-            ("remaining", sum(|n| n.remaining_bytes)),
+            ("total", c.total),
+            ("used", c.used),
+            ("block_pool_used", c.block_pool_used),
+            ("remaining", c.remaining),
         ] {
-            self.capacity_bytes.with_label_values(&[kind]).set(v);
+            self.capacity_bytes.with_label_values(&[kind]).set(v as i64);
         }
     }
 }

@@ -17,9 +17,8 @@ use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, DelegationToken, Fs
 
 use raftfs_trust::{PeerIdentity, PeerRole};
 
-use super::audit::AuthMethod;
+use super::audit::{AuditEntry, AuthMethod};
 use super::member::{Member, ReadMode};
-use crate::namespace::check_principal;
 
 pub struct NamespaceService {
     pub member: Arc<Member>,
@@ -64,11 +63,7 @@ fn ctx_from(pb: Option<pb::CallContext>, member: &Member, peer: &Peer) -> Result
             },
         )
     };
-    let groups = if check_principal(&user).is_ok() {
-        member.groups.groups_of(&user)
-    } else {
-        Vec::new() // refused by the call's own checks, with the user's name in the error
-    };
+    let groups = member.groups.groups_of_caller(&user);
     Ok((
         CallCtx {
             client_id: c.client_id,
@@ -107,6 +102,24 @@ fn check_client_op(op: &Op, method: AuthMethod) -> Result<(), FsError> {
     }
 }
 
+/// Run `call` (a client call to op `name`, however it arrived) with what
+/// every client call gets: its time and outcome in the member's metrics,
+/// and `audit`'s line (if the log is on) once its result is known.
+pub(crate) async fn observed<T>(
+    member: &Member,
+    audit: Option<AuditEntry>,
+    name: &'static str,
+    call: impl std::future::Future<Output = (Result<OpResult, FsError>, T)>,
+) -> (Result<OpResult, FsError>, T) {
+    let started = std::time::Instant::now();
+    let (result, extra) = call.await;
+    member.metrics.observe_op(name, started.elapsed(), result.is_ok());
+    if let Some(entry) = audit {
+        member.audit.record(entry, &result);
+    }
+    (result, extra)
+}
+
 /// Run one client call and encode its reply (a typed error inside the
 /// reply for anything wrong with the request).
 async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, peer: &Peer) -> pb::CallReply {
@@ -119,13 +132,14 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
         check_client_op(&op, method)?;
         member.check_routed(routed_by, &op)?;
         let audit = member.audit.entry(&ctx.user, method, peer.as_deref(), host, &op);
-        let (name, started) = (op.name(), std::time::Instant::now());
-        let (result, index) = member.call_from(ctx, op, mode, req.min_index, host).await;
-        member.metrics.observe_op(name, started.elapsed(), result.is_ok());
-        if let Some(entry) = audit {
-            member.audit.record(entry, &result);
-        }
-        Ok((result, index))
+        let name = op.name();
+        Ok(observed(
+            member,
+            audit,
+            name,
+            member.call_from(ctx, op, mode, req.min_index, host),
+        )
+        .await)
     }
     .await
     .unwrap_or_else(|e| (Err(e), 0));

@@ -18,7 +18,7 @@ use raftfs_web::webhdfs::{CallFuture, EndpointCalls, WebHdfsCaller, WebHdfsNames
 
 use super::audit::AuthMethod;
 use super::member::Member;
-use crate::namespace::check_principal;
+use super::service::observed;
 
 pub struct MemberWebNamespace {
     member: Arc<Member>,
@@ -38,11 +38,7 @@ impl WebHdfsNamespace for MemberWebNamespace {
             let m = &self.member;
             m.leader_or_hint()?;
             let user = caller.user.clone();
-            let groups = if check_principal(&user).is_ok() {
-                m.groups.groups_of(&user)
-            } else {
-                Vec::new() // refused by the call's own checks, naming the user
-            };
+            let groups = m.groups.groups_of_caller(&user);
             let method = if caller.certificate.is_some() {
                 AuthMethod::Certificate
             } else {
@@ -59,13 +55,8 @@ impl WebHdfsNamespace for MemberWebNamespace {
                 groups,
                 routed_by: 0,
             };
-            let (name, started) = (op.name(), std::time::Instant::now());
-            let result = m.call(ctx, op).await;
-            m.metrics.observe_op(name, started.elapsed(), result.is_ok());
-            if let Some(entry) = audit {
-                m.audit.record(entry, &result);
-            }
-            result
+            let name = op.name();
+            observed(m, audit, name, async { (m.call(ctx, op).await, ()) }).await.0
         })
     }
 }

@@ -8,6 +8,7 @@
 use prometheus::{IntCounterVec, IntGauge, Opts, Registry};
 use raftfs_client::federated::nameservices::ForwardCounts;
 use raftfs_raft::GroupMetrics;
+use raftfs_web::registered;
 
 pub struct RouterMetrics {
     registry: Registry,
@@ -29,24 +30,19 @@ impl Default for RouterMetrics {
 impl RouterMetrics {
     pub fn new() -> RouterMetrics {
         let registry = Registry::new();
-        let gauge = |name: &str, help: &str| {
-            let g = IntGauge::new(name, help).expect("a valid metric name");
-            registry
-                .register(Box::new(g.clone()))
-                .expect("each router metric is registered once");
-            g
-        };
-        let calls = IntCounterVec::new(
-            Opts::new(
-                "raftfs_router_calls_total",
-                "Client calls this router forwarded, by nameservice and outcome",
-            ),
-            &["nameservice", "outcome"],
-        )
-        .expect("a valid metric");
-        registry
-            .register(Box::new(calls.clone()))
-            .expect("each router metric is registered once");
+        let gauge =
+            |name: &str, help: &str| registered(&registry, IntGauge::new(name, help).expect("a valid metric name"));
+        let calls = registered(
+            &registry,
+            IntCounterVec::new(
+                Opts::new(
+                    "raftfs_router_calls_total",
+                    "Client calls this router forwarded, by nameservice and outcome",
+                ),
+                &["nameservice", "outcome"],
+            )
+            .expect("a valid metric"),
+        );
         RouterMetrics {
             raft: GroupMetrics::register(&registry, "raftfs_mount_table_raft")
                 .expect("the Raft metrics are registered once"),

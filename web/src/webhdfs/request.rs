@@ -193,24 +193,20 @@ impl WebHdfsOp {
         Ok(parsed)
     }
 
-    /// The namespace call that answers this op on `path` (`None`: answered
-    /// without one).
+    /// The namespace call that answers this op on `path` (`None`: not one
+    /// call: GETHOMEDIRECTORY needs none, LISTSTATUS one per page, each a
+    /// LISTSTATUS_BATCH's).
     pub fn to_op(&self, path: &str) -> Option<Op> {
         let path = path.to_string();
         Some(match self {
             WebHdfsOp::GetFileStatus => Op::GetFileInfo { path },
-            WebHdfsOp::ListStatus => Op::GetListing {
-                path,
-                start_after: String::new(),
-                limit: 0,
-            },
+            WebHdfsOp::ListStatus | WebHdfsOp::GetHomeDirectory => return None,
             WebHdfsOp::ListStatusBatch { start_after } => Op::GetListing {
                 path,
                 start_after: start_after.clone(),
                 limit: 0,
             },
             WebHdfsOp::GetContentSummary | WebHdfsOp::GetQuotaUsage => Op::GetContentSummary { path },
-            WebHdfsOp::GetHomeDirectory => return None,
             WebHdfsOp::Mkdirs { permission } => Op::Mkdirs {
                 path,
                 permission: *permission,

@@ -88,14 +88,7 @@ async fn answer(e: &Endpoint, caller: &HttpCaller, method: &Method, path: String
 /// (`dr.who` without one, as HDFS), the certificate's under strong; `doas`
 /// only for the user itself (no proxy users are configured).
 fn caller_of(e: &Endpoint, caller: &HttpCaller, params: &Params) -> Result<WebHdfsCaller, RemoteException> {
-    if let Some(why) = &caller.certificate_refused {
-        return Err(RemoteException::access_control(why.clone()));
-    }
-    if e.auth == ClientAuth::Strong && caller.peer.is_none() {
-        return Err(RemoteException::authentication_required(
-            "this nameservice requires strong authentication: present a user certificate of this cluster",
-        ));
-    }
+    caller.authenticate(e.auth)?;
     let claimed = params.get("user.name").unwrap_or_default();
     let user = e
         .auth
@@ -140,7 +133,7 @@ async fn run(
     }
     let call = op
         .to_op(&path)
-        .expect("every op but GETHOMEDIRECTORY is a namespace call");
+        .expect("every op but GETHOMEDIRECTORY and LISTSTATUS is one namespace call");
     let result = e.ns.call(&who, call).await.map_err(fs)?;
     match (&op, result) {
         (WebHdfsOp::GetFileStatus, OpResult::Status(Some(s))) => ok(OneFileStatus {
@@ -181,11 +174,11 @@ async fn list_all(
     let mut all = Vec::new();
     let mut start_after = String::new();
     loop {
-        let op = Op::GetListing {
-            path: path.to_string(),
+        let op = WebHdfsOp::ListStatusBatch {
             start_after: start_after.clone(),
-            limit: 0,
-        };
+        }
+        .to_op(path)
+        .expect("a listing page is one namespace call");
         let page = match e.ns.call(who, op).await {
             Ok(OpResult::Listing(l)) => l,
             Ok(r) => {
