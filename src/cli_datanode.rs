@@ -131,6 +131,7 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
         dirs: a.dirs.clone(),
         listen: a.listen.to_string(),
         advertise,
+        http_advertise: None, // known once the HTTP listener is bound (see `run`)
         hostname: a.hostname.clone().unwrap_or(host),
         nameservices,
         routers,
@@ -146,13 +147,28 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
     })
 }
 
+/// HOST:PORT for others to reach the HTTP listener bound at `bound`: its
+/// own address, or, bound to every interface, the host the data service
+/// advertises (`advertise`) with its port.
+fn http_advertise(advertise: &str, bound: SocketAddr) -> String {
+    if !bound.ip().is_unspecified() {
+        return bound.to_string();
+    }
+    let host = advertise.rsplit_once(':').map(|(h, _)| h).unwrap_or("127.0.0.1");
+    format!("{host}:{}", bound.port())
+}
+
 pub async fn run(a: DatanodeArgs) -> anyhow::Result<()> {
-    let cfg = config(&a)?;
+    let mut cfg = config(&a)?;
     let auth = crate::cli_node::client_auth(a.auth.as_deref(), a.insecure)?;
     let listener = tokio::net::TcpListener::bind(a.listen)
         .await
         .with_context(|| format!("listen on {}", a.listen))?;
     let http = crate::cli_node::bind_http(a.http_addr).await?;
+    if let Some(l) = &http {
+        let bound = l.local_addr().context("the HTTP listener's address")?;
+        cfg.http_advertise = Some(http_advertise(&cfg.advertise, bound));
+    }
     let dn = Datanode::start(cfg.clone(), listener)
         .await
         .map_err(|e| anyhow::anyhow!("start DataNode: {e}"))?;

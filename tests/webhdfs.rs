@@ -180,9 +180,9 @@ async fn webhdfs_namespace_operations_behave_as_hdfs() {
             "InvalidPathException",
         ),
         (
-            get,
+            "POST",
             "/user/alice/e",
-            "op=OPEN&user.name=alice",
+            "op=CONCAT&sources=/user/alice/d&user.name=alice",
             400,
             "UnsupportedOperationException",
         ),

@@ -84,7 +84,8 @@ impl Drop for LocalCluster {
     }
 }
 
-fn spawn(exe: &Path, args: &[String], log: &Path) -> anyhow::Result<Child> {
+/// Start `exe` with `args`, its output appended to `log`.
+pub(crate) fn spawn(exe: &Path, args: &[String], log: &Path) -> anyhow::Result<Child> {
     let log = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
     Command::new(exe)
         .args(args)
@@ -542,6 +543,7 @@ pub async fn blockreport(a: BlockReportArgs) -> anyhow::Result<()> {
                 cluster_id: "CID".into(),
                 block_pool_id: "BP".into(),
                 storage_ids: vec!["DS-1".into()],
+                http_addr: String::new(),
             },
             Instant::now(),
         )

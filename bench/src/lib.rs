@@ -45,6 +45,7 @@ pub mod ports;
 mod snapshot;
 mod target;
 mod webhdfs;
+mod webhdfs_open;
 
 use clap::{Args, Subcommand};
 
@@ -84,6 +85,8 @@ pub enum BenchCmd {
     Audit(audit::AuditArgs),
     /// WebHDFS GETFILESTATUS vs the SDK's getFileInfo, interleaved (starts its own nameservice).
     Webhdfs(webhdfs::WebHdfsArgs),
+    /// WebHDFS OPEN of a large file vs the SDK's read of it (no short-circuit), interleaved (starts its own cluster).
+    WebhdfsOpen(webhdfs_open::WebHdfsOpenArgs),
 }
 
 pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
@@ -101,5 +104,6 @@ pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Federation(a) => federation::run(a).await,
         BenchCmd::Audit(a) => audit::run(a).await,
         BenchCmd::Webhdfs(a) => webhdfs::run(a).await,
+        BenchCmd::WebhdfsOpen(a) => webhdfs_open::run(a).await,
     }
 }

@@ -1,6 +1,7 @@
 //! A DataNode's HTTP pages (`--http-addr`): `/metrics` in Prometheus's
 //! text format, readable as `--auth` says
-//! ([`raftfs_web::HttpCaller::may_read_instrumentation`]).
+//! ([`raftfs_web::HttpCaller::may_read_instrumentation`]), and WebHDFS's
+//! data side ([`crate::webhdfs_data`]).
 //!
 //! Everything is read when the page is scraped: bytes written to and read
 //! from each block pool (counted by the data transfer service as packets
@@ -153,6 +154,7 @@ struct Pages {
 
 /// The DataNode's HTTP pages; `auth` decides who may read them.
 pub fn http_pages(node: Arc<Node>, auth: ClientAuth) -> Router {
+    let webhdfs = crate::webhdfs_data::webhdfs_data_routes(node.clone(), auth);
     Router::new()
         .route("/metrics", get(metrics))
         .with_state(Arc::new(Pages {
@@ -160,6 +162,7 @@ pub fn http_pages(node: Arc<Node>, auth: ClientAuth) -> Router {
             auth,
             metrics: DatanodeMetrics::new(),
         }))
+        .merge(webhdfs)
 }
 
 async fn metrics(State(p): State<Arc<Pages>>, Extension(caller): Extension<HttpCaller>) -> Response {

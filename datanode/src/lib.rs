@@ -13,6 +13,8 @@
 //! * [`federation_follower`]: with `--router`, the nameservices the routers
 //!   register, served and removed as they change.
 //! * [`http_pages`]: `/metrics` on the node's HTTP port.
+//! * [`webhdfs_data`]: WebHDFS's OPEN, CREATE, APPEND and GETFILECHECKSUM,
+//!   redirected here by the namespace's endpoints, run through the SDK.
 //! * [`scanner`]: the periodic check of every replica's checksums.
 //! * [`short_circuit`]: open replica files handed to clients on this host.
 
@@ -25,6 +27,7 @@ pub mod scanner;
 pub mod short_circuit;
 pub mod storage;
 pub mod transfer;
+pub mod webhdfs_data;
 
 use std::sync::Arc;
 

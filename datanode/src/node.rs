@@ -42,6 +42,10 @@ pub struct DatanodeConfig {
     pub listen: String,
     /// HOST:PORT that clients and other DataNodes use to reach this node.
     pub advertise: String,
+    /// HOST:PORT of its HTTP endpoint (WebHDFS's data side), registered
+    /// with every nameservice so their WebHDFS endpoints can redirect here;
+    /// `None`: it serves no HTTP.
+    pub http_advertise: Option<String>,
     /// Host name reported to metaservers (placement puts a writer's first replica on its own host).
     pub hostname: String,
     /// Every nameservice served: the member addresses of each.
@@ -316,6 +320,18 @@ impl Node {
                 return "the DataNode is stopping".into();
             }
         }
+    }
+
+    /// Every address of a file system this node serves or follows: its
+    /// nameservices' members (configured, and learned per block pool) and
+    /// its routers.
+    pub fn known_namespace_addrs(&self) -> Vec<String> {
+        let mut addrs: Vec<String> = self.cfg.nameservices.iter().flatten().cloned().collect();
+        addrs.extend(self.cfg.routers.iter().cloned());
+        addrs.extend(self.pool_members.read().values().flatten().cloned());
+        addrs.sort();
+        addrs.dedup();
+        addrs
     }
 
     /// A client of a metaserver member's DataNode protocol (one channel each).

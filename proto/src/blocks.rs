@@ -95,6 +95,9 @@ pub struct DatanodeInfo {
     pub admin_state: AdminState,
     /// Blocks of this pool the node holds.
     pub blocks: u64,
+    /// HOST:PORT of its HTTP endpoint (WebHDFS's data side); empty when it
+    /// serves none.
+    pub http_addr: String,
 }
 
 /// A block and the DataNodes that hold it (reads) or should receive it (writes).

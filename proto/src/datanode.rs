@@ -57,6 +57,9 @@ pub struct Registration {
     pub block_pool_id: String,
     /// One per data directory (`DS-<uuid>`).
     pub storage_ids: Vec<String>,
+    /// HOST:PORT of its HTTP endpoint, which serves WebHDFS's data side
+    /// (HDFS's `infoPort`); empty when it serves none.
+    pub http_addr: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

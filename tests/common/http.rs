@@ -84,3 +84,57 @@ pub fn sample(samples: &[(String, f64)], series: &str) -> f64 {
         .unwrap_or_else(|| panic!("no sample {series} among {samples:?}"))
         .1
 }
+
+/// What a data transfer answered.
+#[derive(Debug)]
+pub struct Transfer {
+    pub status: u16,
+    /// The last `Location` header (a redirect's target, CREATE's file).
+    pub location: Option<String>,
+    pub body: Vec<u8>,
+}
+
+/// `METHOD URL` with curl, trusting `ca` (plain HTTP when `None`) and
+/// presenting `creds`, sending the file `upload` as the body (streamed),
+/// and following redirects if `follow` (as `hdfs dfs` clients of WebHDFS do
+/// for reads).
+pub fn transfer(
+    method: &str,
+    url: &str,
+    ca: Option<&Path>,
+    creds: Option<&Path>,
+    upload: Option<&Path>,
+    follow: bool,
+) -> Transfer {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (headers, body) = (dir.path().join("headers"), dir.path().join("body"));
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sS", "-X", method, "--max-time", "120", "-w", "%{http_code}"]);
+    cmd.arg("-D").arg(&headers).arg("-o").arg(&body);
+    if let Some(ca) = ca {
+        cmd.arg("--cacert").arg(ca);
+    }
+    if let Some(d) = creds {
+        cmd.arg("--cert").arg(d.join("node.crt"));
+        cmd.arg("--key").arg(d.join("node.key"));
+    }
+    if let Some(f) = upload {
+        cmd.arg("-T").arg(f);
+    }
+    if follow {
+        cmd.arg("-L");
+    }
+    let out = cmd.arg(url).output().expect("run curl (scripts/setup.sh installs it)");
+    let headers = std::fs::read_to_string(&headers).unwrap_or_default();
+    let location = headers
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(k, _)| k.trim().eq_ignore_ascii_case("location"))
+        .map(|(_, v)| v.trim().to_string())
+        .next_back();
+    Transfer {
+        status: String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0),
+        location,
+        body: std::fs::read(&body).unwrap_or_default(),
+    }
+}

@@ -198,6 +198,7 @@ impl BlockManager {
                 let node = &mut st.nodes[i as usize];
                 node.id = reg.id.clone();
                 node.storage_ids = reg.storage_ids.clone();
+                node.http_addr = reg.http_addr.clone();
                 node.last_heartbeat = now;
                 node.dead = false;
                 if admin == AdminState::Normal {
@@ -216,6 +217,7 @@ impl BlockManager {
                 st.nodes.push(Descriptor {
                     id: reg.id.clone(),
                     storage_ids: reg.storage_ids.clone(),
+                    http_addr: reg.http_addr.clone(),
                     stats: Heartbeat {
                         uuid: reg.id.uuid.clone(),
                         block_pool_id: reg.block_pool_id.clone(),
@@ -540,6 +542,17 @@ impl BlockManager {
         h
     }
 
+    /// The DataNodes WebHDFS may send data to, `(uuid, HTTP HOST:PORT)`:
+    /// live, in service, and serving HTTP.
+    pub fn http_endpoints(&self) -> Vec<(String, String)> {
+        let st = self.state.lock();
+        st.nodes
+            .iter()
+            .filter(|n| n.usable() && !n.http_addr.is_empty())
+            .map(|n| (n.id.uuid.clone(), n.http_addr.clone()))
+            .collect()
+    }
+
     /// Every registered DataNode, as `dfsadmin -report` shows them.
     pub fn datanode_report(&self, now: Instant) -> Vec<DatanodeInfo> {
         let st = self.state.lock();
@@ -557,6 +570,7 @@ impl BlockManager {
                 live: !n.dead,
                 admin_state: n.admin,
                 blocks: n.blocks.len() as u64,
+                http_addr: n.http_addr.clone(),
             })
             .collect()
     }

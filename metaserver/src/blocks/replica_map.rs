@@ -72,6 +72,8 @@ impl BlockEntry {
 pub(crate) struct Descriptor {
     pub id: DatanodeId,
     pub storage_ids: Vec<String>,
+    /// Where it serves HTTP (empty: nowhere), as it registered.
+    pub http_addr: String,
     pub stats: Heartbeat,
     pub last_heartbeat: Instant,
     pub dead: bool,

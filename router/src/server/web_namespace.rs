@@ -8,12 +8,19 @@
 //! authenticated, under this endpoint's own client id with call ids
 //! counting up; the nameservice resolves the user's groups and checks
 //! permissions. A router in safe mode refuses with `SafeModeException`.
-//! Any router answers (they are not leader-bound as members are).
+//! Any router answers (they are not leader-bound as members are). A
+//! delegation token the request presented goes along with each call, and
+//! the nameservice verifies it.
+//!
+//! Caveat: the data ops (OPEN, CREATE, APPEND, GETFILECHECKSUM) answer
+//! `UnsupportedOperationException` here for now: a router does not yet
+//! know DataNodes' HTTP addresses to redirect them to; a member's endpoint
+//! serves them for its nameservice.
 
 use std::sync::Arc;
 
-use raftfs_proto::{pb, FsError, Op};
-use raftfs_web::webhdfs::{CallFuture, EndpointCalls, WebHdfsCaller, WebHdfsNamespace};
+use raftfs_proto::{codec, pb, FsError, Op};
+use raftfs_web::webhdfs::{CallFuture, EndpointCalls, RedirectFuture, WebHdfsCaller, WebHdfsNamespace, WebHdfsOp};
 
 use super::node::RouterNode;
 
@@ -40,10 +47,22 @@ impl WebHdfsNamespace for RouterWebNamespace {
                 call_id: self.calls.next_call_id(),
                 user: caller.user.clone(),
                 groups: Vec::new(), // nameservices resolve groups themselves
-                delegation_token: Vec::new(),
+                delegation_token: match &caller.delegation {
+                    Some(t) => codec::encode(t)?,
+                    None => Vec::new(),
+                },
                 federation_version: 0,
             };
             self.node.calls.call(ctx, &op).await
+        })
+    }
+
+    fn redirect<'a>(&'a self, _caller: &'a WebHdfsCaller, _path: &'a str, op: &'a WebHdfsOp) -> RedirectFuture<'a> {
+        Box::pin(async move {
+            Err(FsError::Unsupported(format!(
+                "a router does not redirect {op:?} to DataNodes yet: send it to the WebHDFS endpoint \
+                 of the owning nameservice's leader"
+            )))
         })
     }
 }

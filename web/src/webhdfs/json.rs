@@ -104,6 +104,17 @@ pub fn quota_usage(c: &ContentSummary) -> Value {
     }})
 }
 
+/// `{"FileChecksum": {...}}`: the algorithm's name and the checksum's
+/// bytes in hex, as HDFS's `MD5MD5CRC32FileChecksum` writes them.
+pub fn file_checksum(algorithm: &str, bytes: &[u8]) -> Value {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    json!({ "FileChecksum": {
+        "algorithm": algorithm,
+        "bytes": hex,
+        "length": bytes.len(),
+    }})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -52,10 +52,28 @@ pub enum WebHdfsOp {
         mtime: Option<i64>,
         atime: Option<i64>,
     },
+    /// Read `length` bytes (to the end if `None`) from `offset`.
+    Open {
+        offset: u64,
+        length: Option<u64>,
+    },
+    Create {
+        overwrite: bool,
+        /// `None`: the file system's default.
+        replication: Option<u16>,
+        /// `None`: the file system's default.
+        block_size: Option<u64>,
+        permission: Permission,
+    },
+    Append,
+    GetFileChecksum,
 }
 
-/// The ops that move file data (served by DataNodes once they are built).
-const DATA_OPS: [&str; 6] = ["OPEN", "CREATE", "APPEND", "CONCAT", "TRUNCATE", "GETFILECHECKSUM"];
+/// The ops that need what raftfs's namespace does not have yet.
+const UNSUPPORTED_OPS: [&str; 2] = ["CONCAT", "TRUNCATE"];
+
+/// A file's permission when CREATE names none (HDFS's `0644`).
+pub const DEFAULT_WEBHDFS_FILE_PERMISSION: Permission = Permission(0o644);
 
 /// The request's parameters, names lower-cased; a repeated name keeps its first value.
 pub struct Params(HashMap<String, String>);
@@ -82,7 +100,9 @@ impl Params {
         self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
     }
 
-    fn parsed<T>(&self, name: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>, RemoteException> {
+    /// The value of `name` as `parse` reads it; a value it refuses is
+    /// HDFS's 400 for an invalid parameter.
+    pub fn parsed<T>(&self, name: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Option<T>, RemoteException> {
         match self.get(name) {
             None => Ok(None),
             Some(v) => parse(v).map(Some).ok_or_else(|| invalid(name, v)),
@@ -100,7 +120,21 @@ fn permission(v: &str) -> Option<Permission> {
     (v.len() <= 4 && bits <= Permission::MASK).then_some(Permission(bits))
 }
 
-fn boolean(v: &str) -> Option<bool> {
+/// A count of 0 or more (offsets, lengths).
+fn non_negative(v: &str) -> Option<u64> {
+    v.parse().ok()
+}
+
+/// A count of 1 or more (block and buffer sizes).
+fn positive(v: &str) -> Option<u64> {
+    v.parse().ok().filter(|n| *n > 0)
+}
+
+fn replication(v: &str) -> Option<u16> {
+    v.parse::<u16>().ok().filter(|r| (1..=MAX_REPLICATION).contains(r))
+}
+
+pub(crate) fn boolean(v: &str) -> Option<bool> {
     match v.to_ascii_lowercase().as_str() {
         "true" => Some(true),
         "false" => Some(false),
@@ -167,9 +201,7 @@ impl WebHdfsOp {
             }
             ("PUT", "SETREPLICATION") => {
                 let r = params
-                    .parsed("replication", |v| {
-                        v.parse::<u16>().ok().filter(|r| (1..=MAX_REPLICATION).contains(r))
-                    })?
+                    .parsed("replication", replication)?
                     .unwrap_or(DEFAULT_WEBHDFS_REPLICATION);
                 WebHdfsOp::SetReplication { replication: r }
             }
@@ -177,11 +209,28 @@ impl WebHdfsOp {
                 mtime: params.parsed("modificationtime", time)?.flatten(),
                 atime: params.parsed("accesstime", time)?.flatten(),
             },
-            (_, o) if DATA_OPS.contains(&o) => {
+            ("GET", "OPEN") => WebHdfsOp::Open {
+                offset: params.parsed("offset", non_negative)?.unwrap_or(0),
+                length: params.parsed("length", non_negative)?,
+            },
+            ("PUT", "CREATE") => WebHdfsOp::Create {
+                overwrite: params.parsed("overwrite", boolean)?.unwrap_or(false),
+                replication: params.parsed("replication", replication)?,
+                block_size: params.parsed("blocksize", positive)?,
+                permission: params
+                    .parsed("permission", permission)?
+                    .unwrap_or(DEFAULT_WEBHDFS_FILE_PERMISSION),
+            },
+            ("POST", "APPEND") => WebHdfsOp::Append,
+            ("GET", "GETFILECHECKSUM") => WebHdfsOp::GetFileChecksum,
+            (_, o) if UNSUPPORTED_OPS.contains(&o) => {
                 return Err(RemoteException::new(
                     axum::http::StatusCode::BAD_REQUEST,
                     "java.lang.UnsupportedOperationException",
-                    format!("{o} moves file data, which this server does not serve over WebHDFS yet"),
+                    format!(
+                        "{o} is not supported: raftfs's namespace has no {} yet",
+                        o.to_lowercase()
+                    ),
                 ))
             }
             (m, o) => {
@@ -190,17 +239,67 @@ impl WebHdfsOp {
                 )))
             }
         };
+        params.parsed("buffersize", positive)?; // read and checked, as HDFS does; streams pick their own
         Ok(parsed)
+    }
+
+    /// Whether this op moves file data: its namespace endpoint redirects
+    /// it to a DataNode, which runs it.
+    pub fn moves_data(&self) -> bool {
+        matches!(
+            self,
+            WebHdfsOp::Open { .. } | WebHdfsOp::Create { .. } | WebHdfsOp::Append | WebHdfsOp::GetFileChecksum
+        )
+    }
+
+    /// This op's parameters as a DataNode is sent them (`op` first), in
+    /// the form [`WebHdfsOp::parse`] reads back.
+    pub fn query_pairs(&self) -> Vec<(&'static str, String)> {
+        let mut q = Vec::new();
+        match self {
+            WebHdfsOp::Open { offset, length } => {
+                q.push(("op", "OPEN".to_string()));
+                q.push(("offset", offset.to_string()));
+                if let Some(l) = length {
+                    q.push(("length", l.to_string()));
+                }
+            }
+            WebHdfsOp::Create {
+                overwrite,
+                replication,
+                block_size,
+                permission,
+            } => {
+                q.push(("op", "CREATE".to_string()));
+                q.push(("overwrite", overwrite.to_string()));
+                if let Some(r) = replication {
+                    q.push(("replication", r.to_string()));
+                }
+                if let Some(b) = block_size {
+                    q.push(("blocksize", b.to_string()));
+                }
+                q.push(("permission", format!("{:o}", permission.bits())));
+            }
+            WebHdfsOp::Append => q.push(("op", "APPEND".to_string())),
+            WebHdfsOp::GetFileChecksum => q.push(("op", "GETFILECHECKSUM".to_string())),
+            other => unreachable!("{other:?} is answered by the namespace, never sent to a DataNode"),
+        }
+        q
     }
 
     /// The namespace call that answers this op on `path` (`None`: not one
     /// call: GETHOMEDIRECTORY needs none, LISTSTATUS one per page, each a
-    /// LISTSTATUS_BATCH's).
+    /// LISTSTATUS_BATCH's, and the data ops are a DataNode's to run).
     pub fn to_op(&self, path: &str) -> Option<Op> {
         let path = path.to_string();
         Some(match self {
             WebHdfsOp::GetFileStatus => Op::GetFileInfo { path },
-            WebHdfsOp::ListStatus | WebHdfsOp::GetHomeDirectory => return None,
+            WebHdfsOp::ListStatus
+            | WebHdfsOp::GetHomeDirectory
+            | WebHdfsOp::Open { .. }
+            | WebHdfsOp::Create { .. }
+            | WebHdfsOp::Append
+            | WebHdfsOp::GetFileChecksum => return None,
             WebHdfsOp::ListStatusBatch { start_after } => Op::GetListing {
                 path,
                 start_after: start_after.clone(),
@@ -279,6 +378,37 @@ mod tests {
     }
 
     #[test]
+    fn data_ops_go_to_a_datanode_as_parsed() {
+        for (m, q) in [
+            (Method::GET, "op=OPEN&offset=5&length=10&buffersize=4096"),
+            (Method::GET, "op=open"),
+            (
+                Method::PUT,
+                "op=CREATE&overwrite=true&replication=2&blocksize=1048576&permission=600",
+            ),
+            (Method::PUT, "op=CREATE"),
+            (Method::POST, "op=APPEND"),
+            (Method::GET, "op=GETFILECHECKSUM"),
+        ] {
+            let op = parse(m.clone(), q).unwrap();
+            assert!(op.moves_data(), "{q}");
+            assert_eq!(op.to_op("/f"), None);
+            let sent = serde_urlencoded::to_string(op.query_pairs()).unwrap();
+            assert_eq!(parse(m, &sent), Ok(op), "{q} was sent as {sent}");
+        }
+        assert_eq!(
+            parse(Method::PUT, "op=CREATE"),
+            Ok(WebHdfsOp::Create {
+                overwrite: false,
+                replication: None,
+                block_size: None,
+                permission: Permission(0o644)
+            })
+        );
+        assert!(!parse(Method::GET, "op=GETFILESTATUS").unwrap().moves_data());
+    }
+
+    #[test]
     fn bad_requests_are_refused_before_anything_runs() {
         for (m, q, says) in [
             (Method::GET, "", "\"op\" is missing"),
@@ -297,8 +427,21 @@ mod tests {
             assert_eq!(e.status, 400, "{q}: {e:?}");
             assert!(e.message.contains(says), "{q}: {e:?}");
         }
-        let e = parse(Method::GET, "op=OPEN").unwrap_err();
+        let e = parse(Method::POST, "op=CONCAT&sources=/a").unwrap_err();
         assert_eq!(e.exception, "UnsupportedOperationException");
+        for (m, q, says) in [
+            (Method::GET, "op=OPEN&offset=-1", "\"offset\""),
+            (Method::GET, "op=OPEN&length=x", "\"length\""),
+            (Method::GET, "op=OPEN&buffersize=0", "\"buffersize\""),
+            (Method::PUT, "op=CREATE&blocksize=0", "\"blocksize\""),
+            (Method::PUT, "op=CREATE&overwrite=yes", "\"overwrite\""),
+            (Method::POST, "op=CREATE", "CREATE is not an operation of POST"),
+            (Method::PUT, "op=APPEND", "APPEND is not an operation of PUT"),
+        ] {
+            let e = parse(m, q).unwrap_err();
+            assert_eq!(e.status, 400, "{q}: {e:?}");
+            assert!(e.message.contains(says), "{q}: {e:?}");
+        }
         assert!(Params::parse(&"a=b&".repeat(MAX_WEBHDFS_QUERY_BYTES)).is_err());
     }
 }

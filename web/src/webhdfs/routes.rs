@@ -10,17 +10,20 @@ use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::{Extension, Json, Router};
-use raftfs_proto::{FsError, Op, OpResult};
+use raftfs_proto::{DelegationToken, FsError, Op, OpResult};
 use raftfs_trust::{ClientAuth, PeerIdentity, PeerRole};
 use serde_json::json;
 
 use super::json::{content_summary, file_status, file_statuses, quota_usage, OneFileStatus};
+use super::redirect::DatanodeRedirect;
 use super::request::{Params, WebHdfsOp};
 use super::{ANONYMOUS_USER, MAX_WEBHDFS_LISTING_ENTRIES};
 use crate::{HttpCaller, RemoteException};
 
 /// A namespace call's future.
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<OpResult, FsError>> + Send + 'a>>;
+/// The future of a choice of DataNode.
+pub type RedirectFuture<'a> = Pin<Box<dyn Future<Output = Result<DatanodeRedirect, FsError>> + Send + 'a>>;
 
 /// Who a WebHDFS call is for, as the endpoint authenticated it.
 #[derive(Debug, Clone)]
@@ -29,8 +32,13 @@ pub struct WebHdfsCaller {
     /// The caller's IP address (for the audit log).
     pub ip: String,
     /// The user certificate that authenticated the caller (`None`: the
-    /// user is the `user.name` it sent, under simple authentication).
+    /// user is the `user.name` it sent, under simple authentication, or a
+    /// delegation token's owner).
     pub certificate: Option<PeerIdentity>,
+    /// The delegation token the request presented (`delegation=`), on
+    /// which `user` is the token's owner as the token claims: the
+    /// namespace verifies it before it runs anything.
+    pub delegation: Option<DelegationToken>,
 }
 
 /// What WebHDFS calls run against: a member's own nameservice (which
@@ -40,6 +48,13 @@ pub trait WebHdfsNamespace: Send + Sync + 'static {
     /// Run `op` for `caller` (the namespace resolves the user's groups and
     /// checks permissions).
     fn call<'a>(&'a self, caller: &'a WebHdfsCaller, op: Op) -> CallFuture<'a>;
+
+    /// Choose the DataNode that runs data op `op` on `path` for `caller`
+    /// (for a read, one that holds the data at its offset), having checked
+    /// what can be checked before any data moves (a read of a path that
+    /// is missing or not readable is refused here), and say how the
+    /// DataNode reaches this file system as the caller.
+    fn redirect<'a>(&'a self, caller: &'a WebHdfsCaller, path: &'a str, op: &'a WebHdfsOp) -> RedirectFuture<'a>;
 }
 
 struct Endpoint {
@@ -85,13 +100,26 @@ async fn answer(e: &Endpoint, caller: &HttpCaller, method: &Method, path: String
 }
 
 /// The user the request acts for: `user.name` under simple authentication
-/// (`dr.who` without one, as HDFS), the certificate's under strong; `doas`
-/// only for the user itself (no proxy users are configured).
-fn caller_of(e: &Endpoint, caller: &HttpCaller, params: &Params) -> Result<WebHdfsCaller, RemoteException> {
-    caller.authenticate(e.auth)?;
+/// (`dr.who` without one, as HDFS), the certificate's under strong, or the
+/// owner of the delegation token it presents (`delegation=`) on a
+/// connection without a user certificate, in either mode; `doas` only for
+/// the user itself (no proxy users are configured).
+pub fn caller_of(auth: ClientAuth, caller: &HttpCaller, params: &Params) -> Result<WebHdfsCaller, RemoteException> {
+    let certificate = caller.peer.clone().filter(|p| p.role == PeerRole::User);
+    if let (Some(text), None) = (params.get("delegation"), &certificate) {
+        let token = DelegationToken::decode_url(text).map_err(|e| RemoteException::from(&e))?;
+        let user = token.identifier.owner.clone();
+        check_doas(&user, params)?;
+        return Ok(WebHdfsCaller {
+            user,
+            ip: caller.remote.ip().to_string(),
+            certificate: None,
+            delegation: Some(token),
+        });
+    }
+    caller.authenticate(auth)?;
     let claimed = params.get("user.name").unwrap_or_default();
-    let user = e
-        .auth
+    let user = auth
         .user(claimed, caller.peer.as_ref())
         .map_err(RemoteException::access_control)?;
     let user = if user.is_empty() {
@@ -99,18 +127,23 @@ fn caller_of(e: &Endpoint, caller: &HttpCaller, params: &Params) -> Result<WebHd
     } else {
         user
     };
-    if let Some(doas) = params.get("doas") {
-        if doas != user {
-            return Err(RemoteException::access_control(format!(
-                "User: {user} is not allowed to impersonate {doas}"
-            )));
-        }
-    }
+    check_doas(&user, params)?;
     Ok(WebHdfsCaller {
         user,
         ip: caller.remote.ip().to_string(),
-        certificate: caller.peer.clone().filter(|p| p.role == PeerRole::User),
+        certificate,
+        delegation: None,
     })
+}
+
+/// Refuse a `doas` for anyone but `user` itself.
+fn check_doas(user: &str, params: &Params) -> Result<(), RemoteException> {
+    match params.get("doas") {
+        Some(doas) if doas != user => Err(RemoteException::access_control(format!(
+            "User: {user} is not allowed to impersonate {doas}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 async fn run(
@@ -121,9 +154,21 @@ async fn run(
     query: &str,
 ) -> Result<Response, RemoteException> {
     let params = Params::parse(query)?;
-    let who = caller_of(e, caller, &params)?;
+    let who = caller_of(e.auth, caller, &params)?;
     let op = WebHdfsOp::parse(method, &params)?;
     let fs = |err: FsError| RemoteException::from(&err);
+    if op.moves_data() {
+        let target = e.ns.redirect(&who, &path, &op).await.map_err(fs)?;
+        let location = target.location(&op, &path, &who.user);
+        if params.parsed("noredirect", super::request::boolean)?.unwrap_or(false) {
+            return ok(json!({ "Location": location }));
+        }
+        return Ok((
+            StatusCode::TEMPORARY_REDIRECT,
+            [(axum::http::header::LOCATION, location)],
+        )
+            .into_response());
+    }
     let empty = || Ok(StatusCode::OK.into_response());
     if op == WebHdfsOp::GetHomeDirectory {
         return ok(json!({ "Path": format!("/user/{}", who.user) }));
