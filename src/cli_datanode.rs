@@ -70,15 +70,19 @@ pub struct DatanodeArgs {
     /// networks and comparisons only).
     #[arg(long, conflicts_with = "tls_dir")]
     pub insecure: bool,
-    /// Serve this DataNode's HTTP page here: /metrics (Prometheus); HTTPS
-    /// with its certificate unless --insecure (HDFS's
-    /// dfs.datanode.http.address). Default: no HTTP page.
+    /// Serve this DataNode's HTTP endpoint here: /metrics (Prometheus) and
+    /// WebHDFS's data side (the OPEN, CREATE, APPEND and GETFILECHECKSUM
+    /// that members and routers redirect here; the address is registered
+    /// with every nameservice); HTTPS with its certificate unless
+    /// --insecure (HDFS's dfs.datanode.http.address). Default: none.
     #[arg(long = "http-addr")]
     pub http_addr: Option<SocketAddr>,
-    /// Who may read the HTTP page: simple (default; anyone who reaches the
-    /// port, as HDFS's simple HTTP authentication) or strong (a caller with
-    /// a certificate of this cluster; needs TLS). Block data is guarded by
-    /// block access tokens either way.
+    /// Who may use the HTTP endpoint: simple (default; anyone who reaches
+    /// the port, as HDFS's simple HTTP authentication; WebHDFS acts as the
+    /// request's user.name) or strong (/metrics for a caller with a
+    /// certificate of this cluster, WebHDFS only with a delegation token,
+    /// which redirects carry; needs TLS). Block data is guarded by block
+    /// access tokens either way.
     #[arg(long)]
     pub auth: Option<String>,
 }

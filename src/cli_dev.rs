@@ -14,7 +14,8 @@
 //!
 //! Ports: member i of nameservice k listens on port-base + 10(k-1) + i,
 //! router r on port-base + 90 + r, DataNode j on port-base + 100 + j; each
-//! serves its HTTP pages (`/metrics`, and `/jmx` and WebHDFS on members) on its port
+//! serves its HTTP pages (`/metrics`; `/jmx` and WebHDFS on members;
+//! WebHDFS on routers; WebHDFS's data side on DataNodes) on its port
 //! + 200 (so the cluster's ports stay within port-base .. port-base + 350).
 //!
 //! Credentials: the cluster's CA lives in `DIR/ca`; each member's
@@ -67,7 +68,7 @@ pub struct DevArgs {
     /// Where the cluster keeps its data, pids and logs.
     #[arg(long, default_value = "./dev-data")]
     pub dir: PathBuf,
-    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (/metrics, /jmx) on its port + 200.
+    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (/metrics, /jmx, WebHDFS) on its port + 200.
     #[arg(long = "port-base", default_value_t = 9000)]
     pub port_base: u16,
     /// Members of each nameservice (3 or 5 keep a majority through failures).
@@ -494,6 +495,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     };
     say!("Metrics and beans: {curl}/metrics (or /jmx)");
     say!("WebHDFS (the leader of ns1 answers; the others say StandbyException): {curl}'/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs'");
+    say!("  reads and writes are redirected to a DataNode: curl -L ...'/webhdfs/v1/FILE?op=OPEN&user.name=hdfs'");
     if a.detach {
         return Ok(());
     }

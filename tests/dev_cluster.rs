@@ -12,6 +12,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::http::transfer;
+
 /// What `raftfs dev` printed: ns1's, ns2's and the routers' --fs, and the
 /// CA certificate it told clients to trust.
 struct Printed {
@@ -143,6 +145,42 @@ fn dev_stops_on_ctrl_c_and_restarts_with_data() {
         (0, "hello through the router\n".to_string()),
         "/data lives in ns2"
     );
+    // WebHDFS through the router, as WebHDFS.md's curl steps: CREATE is
+    // redirected to a DataNode, which writes through the routers; OPEN
+    // follows the redirect; the file is in ns2 for the SDK to read.
+    let router_port: u16 = p
+        .routers
+        .trim_start_matches("raftfs://")
+        .split(',')
+        .next()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let router_http = format!("127.0.0.1:{}", router_port + 200); // HTTP = RPC port + 200 in dev
+    let user = raftfs_client::Identity::resolve(None).user;
+    let ca_path = std::path::Path::new(&ca);
+    let web = |q: &str| format!("https://{router_http}/webhdfs/v1/data/web?{q}&user.name={user}");
+    let step1 = transfer("PUT", &web("op=CREATE"), Some(ca_path), None, None, false);
+    assert_eq!(step1.status, 307, "{step1:?}");
+    std::fs::write(&local, b"hello over WebHDFS\n").unwrap();
+    let step2 = transfer(
+        "PUT",
+        &step1.location.unwrap(),
+        Some(ca_path),
+        None,
+        Some(&local),
+        false,
+    );
+    assert_eq!(step2.status, 201, "{step2:?} {}", String::from_utf8_lossy(&step2.body));
+    assert_eq!(
+        dfs(&ca, &fs2, &["-cat", "/data/web"]),
+        (0, "hello over WebHDFS\n".to_string())
+    );
+    let read = transfer("GET", &web("op=OPEN&offset=6"), Some(ca_path), None, None, true);
+    assert_eq!((read.status, read.body.as_slice()), (200, &b"over WebHDFS\n"[..]));
     // The cluster view: every nameservice with its ids, leader and health,
     // every DataNode's use of each block pool, and the mount table.
     let report = Command::new(common::BIN)

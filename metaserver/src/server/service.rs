@@ -242,6 +242,9 @@ impl pb::namespace_server::Namespace for NamespaceService {
             exec_mode: self.member.exec_mode().to_string(),
             namespace_id: self.member.version.namespace_id,
             block_pool_id: self.member.version.block_pool_id.clone(),
+            datanode_http: (self.member.blocks.http_endpoints().into_iter())
+                .map(|(uuid, addr)| pb::DatanodeHttp { uuid, addr })
+                .collect(),
             cpu_time_us: crate::server::cpu::process_cpu_time_us().unwrap_or(0),
             members: {
                 let membership = m.membership_config.membership();

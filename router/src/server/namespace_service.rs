@@ -108,6 +108,7 @@ impl pb::namespace_server::Namespace for RouterNamespaceService {
             exec_mode: String::new(),
             namespace_id: 0,
             block_pool_id: String::new(),
+            datanode_http: Vec::new(),
         }))
     }
 

@@ -12,27 +12,108 @@
 //! delegation token the request presented goes along with each call, and
 //! the nameservice verifies it.
 //!
-//! Caveat: the data ops (OPEN, CREATE, APPEND, GETFILECHECKSUM) answer
-//! `UnsupportedOperationException` here for now: a router does not yet
-//! know DataNodes' HTTP addresses to redirect them to; a member's endpoint
-//! serves them for its nameservice.
+//! Data ops are redirected to a DataNode, which runs them against the
+//! routers (`namenoderpcaddress` names this router group's voters), so the
+//! mount table's rules hold for the bytes too, as RBF does. For OPEN and
+//! GETFILECHECKSUM the file's block locations are asked for first, as the
+//! caller (a missing or unreadable file is refused before any redirect),
+//! and a holder of the wanted block is preferred. The DataNodes that serve
+//! HTTP are learned from the nameservices' members (`MemberInfo`), at most
+//! every [`DATANODE_LIST_TTL_MS`]. Caveats: the DataNode must follow the
+//! routers (`raftfs datanode --router`, as `raftfs dev` starts them), or
+//! it refuses a file system it does not serve; routers issue no delegation
+//! tokens, so under strong authentication a data op needs the caller's own
+//! (`delegation=`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use raftfs_proto::{codec, pb, FsError, Op};
-use raftfs_web::webhdfs::{CallFuture, EndpointCalls, RedirectFuture, WebHdfsCaller, WebHdfsNamespace, WebHdfsOp};
+use openraft::async_runtime::WatchReceiver;
+use parking_lot::Mutex;
+use raftfs_proto::{codec, pb, FsError, Op, OpResult};
+use raftfs_web::webhdfs::{
+    CallFuture, DatanodeRedirect, EndpointCalls, RedirectFuture, WebHdfsCaller, WebHdfsNamespace, WebHdfsOp,
+};
 
+use super::nameservice_check::member_info;
 use super::node::RouterNode;
+
+/// How long a list of DataNodes serving HTTP is used before it is asked for again.
+pub const DATANODE_LIST_TTL_MS: u64 = 3_000;
+
+/// `(uuid, HTTP HOST:PORT)` of DataNodes.
+type DatanodeList = Arc<Vec<(String, String)>>;
 
 pub struct RouterWebNamespace {
     node: Arc<RouterNode>,
     calls: EndpointCalls,
+    /// Turns through the DataNodes for redirects not bound to a replica.
+    next_datanode: AtomicUsize,
+    /// `(uuid, HTTP HOST:PORT)` of the DataNodes, and when they were learned.
+    datanodes: Mutex<Option<(Instant, DatanodeList)>>,
 }
 
 impl RouterWebNamespace {
     pub fn new(node: Arc<RouterNode>) -> RouterWebNamespace {
         let calls = EndpointCalls::new(&format!("r{}", node.version.member_id));
-        RouterWebNamespace { node, calls }
+        RouterWebNamespace {
+            node,
+            calls,
+            next_datanode: AtomicUsize::new(0),
+            datanodes: Mutex::new(None),
+        }
+    }
+
+    fn ctx(&self, caller: &WebHdfsCaller) -> Result<pb::CallContext, FsError> {
+        Ok(pb::CallContext {
+            client_id: self.calls.client_id().to_string(),
+            call_id: self.calls.next_call_id(),
+            user: caller.user.clone(),
+            groups: Vec::new(), // nameservices resolve groups themselves
+            delegation_token: match &caller.delegation {
+                Some(t) => codec::encode(t)?,
+                None => Vec::new(),
+            },
+            federation_version: 0,
+        })
+    }
+
+    /// The DataNodes serving HTTP, as the first member of each nameservice
+    /// that answers knows them (cached for [`DATANODE_LIST_TTL_MS`]).
+    async fn datanode_endpoints(&self) -> DatanodeList {
+        if let Some((at, list)) = &*self.datanodes.lock() {
+            if at.elapsed() < Duration::from_millis(DATANODE_LIST_TTL_MS) {
+                return list.clone();
+            }
+        }
+        let fed = self.node.calls.table().current();
+        let mut found: Vec<(String, String)> = Vec::new();
+        for record in fed.nameservices() {
+            for addr in record.members.values() {
+                if let Ok(info) = member_info(&self.node.security.dialer, addr).await {
+                    for d in info.datanode_http {
+                        if !found.iter().any(|(u, _)| *u == d.uuid) {
+                            found.push((d.uuid, d.addr));
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        let list = Arc::new(found);
+        *self.datanodes.lock() = Some((Instant::now(), list.clone()));
+        list
+    }
+
+    /// HOST:PORT of every voter of the routers' group.
+    fn router_addrs(&self) -> Vec<String> {
+        let voters: Vec<u64> = (self.node.raft.metrics().borrow_watched())
+            .membership_config
+            .membership()
+            .voter_ids()
+            .collect();
+        voters.into_iter().filter_map(|id| self.node.addr_of(id)).collect()
     }
 }
 
@@ -42,27 +123,68 @@ impl WebHdfsNamespace for RouterWebNamespace {
             if let Some(why) = self.node.safe_mode() {
                 return Err(FsError::SafeMode(why));
             }
-            let ctx = pb::CallContext {
-                client_id: self.calls.client_id().to_string(),
-                call_id: self.calls.next_call_id(),
-                user: caller.user.clone(),
-                groups: Vec::new(), // nameservices resolve groups themselves
-                delegation_token: match &caller.delegation {
-                    Some(t) => codec::encode(t)?,
-                    None => Vec::new(),
-                },
-                federation_version: 0,
-            };
-            self.node.calls.call(ctx, &op).await
+            self.node.calls.call(self.ctx(caller)?, &op).await
         })
     }
 
-    fn redirect<'a>(&'a self, _caller: &'a WebHdfsCaller, _path: &'a str, op: &'a WebHdfsOp) -> RedirectFuture<'a> {
+    fn redirect<'a>(&'a self, caller: &'a WebHdfsCaller, path: &'a str, op: &'a WebHdfsOp) -> RedirectFuture<'a> {
         Box::pin(async move {
-            Err(FsError::Unsupported(format!(
-                "a router does not redirect {op:?} to DataNodes yet: send it to the WebHDFS endpoint \
-                 of the owning nameservice's leader"
-            )))
+            if caller.certificate.is_some() && caller.delegation.is_none() {
+                return Err(FsError::AccessControl(
+                    "routers issue no delegation tokens, so they cannot redirect a data operation for a \
+                     certificate: fetch a token from the nameservice (raftfs fetchdt) and pass it as delegation="
+                        .into(),
+                ));
+            }
+            let offset = match op {
+                WebHdfsOp::Open { offset, .. } => Some(*offset),
+                WebHdfsOp::GetFileChecksum => Some(0),
+                _ => None,
+            };
+            let mut holders = Vec::new();
+            if let Some(offset) = offset {
+                let located = Op::GetBlockLocations {
+                    path: path.to_string(),
+                    offset,
+                    length: 1,
+                };
+                match self.call(caller, located).await? {
+                    OpResult::Blocks(b) => {
+                        if let Some(lb) = b.blocks.first() {
+                            holders = lb.locations.iter().map(|d| d.uuid.clone()).collect();
+                        }
+                    }
+                    other => return Err(FsError::Internal(format!("getBlockLocations answered {other:?}"))),
+                }
+            }
+            let endpoints = self.datanode_endpoints().await;
+            let chosen = holders
+                .iter()
+                .find_map(|uuid| endpoints.iter().find(|(u, _)| u == uuid))
+                .or_else(|| {
+                    let turn = self.next_datanode.fetch_add(1, Ordering::Relaxed);
+                    endpoints.get(turn % endpoints.len().max(1))
+                })
+                .ok_or_else(|| {
+                    FsError::Unavailable(
+                        "no nameservice knows a live DataNode that serves HTTP, so WebHDFS cannot move data \
+                         (DataNodes serve it when started with --http-addr)"
+                            .into(),
+                    )
+                })?;
+            let scheme = if self.node.security.server.is_tls() {
+                "https"
+            } else {
+                "http"
+            };
+            Ok(DatanodeRedirect {
+                datanode: format!("{scheme}://{}", chosen.1),
+                namenode: self.router_addrs().join(","),
+                delegation: match &caller.delegation {
+                    Some(t) => Some(t.encode_url()?),
+                    None => None,
+                },
+            })
         })
     }
 }
