@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing raftfs needs on a fresh Debian machine and
 # does nothing when it is already there: libclang for librocksdb-sys's bindgen,
-# curl for the tests that read the nodes' HTTP pages as an operator would.
+# curl for the tests that read the nodes' HTTP pages as an operator would,
+# and a Python virtual environment with the WebHDFS clients HDFS users run.
 # protoc is not needed (protoc-bin-vendored ships it inside a crate).
 set -euo pipefail
 
@@ -26,6 +27,25 @@ if ! command -v curl >/dev/null 2>&1; then
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl ca-certificates >/dev/null
+fi
+# The WebHDFS client tests (tests/webhdfs_clients.rs) drive real Python
+# clients, HdfsCLI and fsspec, from PyPI, in a virtual environment of their
+# own under target/ (made once; remade if a client is missing).
+PY_CLIENTS=target/python-clients
+PY_CLIENT_PACKAGES="hdfs==2.7.3 fsspec==2026.9.0 requests==2.34.2"
+if ! "$PY_CLIENTS/bin/python" -c "import hdfs, fsspec, requests" >/dev/null 2>&1; then
+  echo "setup: making $PY_CLIENTS with HdfsCLI and fsspec (the WebHDFS client tests use them)" >&2
+  if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+  fi
+  rm -rf "$PY_CLIENTS"
+  mkdir -p target
+  python3 -m venv "$PY_CLIENTS"
+  # shellcheck disable=SC2086 # the package list is words
+  "$PY_CLIENTS/bin/pip" install -q --disable-pip-version-check $PY_CLIENT_PACKAGES
 fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install a Rust toolchain (rustup) first" >&2
