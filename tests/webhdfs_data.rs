@@ -238,6 +238,66 @@ async fn webhdfs_moves_file_data_through_datanodes() {
     let (st, ex, _) = refused(&read(&c, follower, "/user/alice/f", "op=OPEN&user.name=alice"));
     assert_eq!((st, ex.as_str()), (403, "StandbyException"));
 
+    // An upload cut off mid-way: the DataNode has the file's lease
+    // recovered, which closes it with what reached the DataNodes.
+    let first = transfer(
+        "PUT",
+        &url(
+            &c.http_addr(l),
+            "/user/alice/cut",
+            "op=CREATE&blocksize=1048576&user.name=alice",
+        ),
+        Some(&ca),
+        None,
+        None,
+        false,
+    );
+    let body = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(body.path(), pattern(8 << 20, 4)).unwrap();
+    let cut = std::process::Command::new("curl")
+        .args([
+            "-sS",
+            "-o",
+            "/dev/null",
+            "--limit-rate",
+            "512k",
+            "--max-time",
+            "3",
+            "--cacert",
+        ])
+        .arg(&ca)
+        .arg("-T")
+        .arg(body.path())
+        .arg(first.location.expect("a redirect"))
+        .status()
+        .unwrap();
+    assert!(!cut.success(), "curl gave up mid-upload");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let st = loop {
+        let st = alice.get_file_status("/user/alice/cut").await.unwrap();
+        if !st.under_construction {
+            break st;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cut-off upload's file stayed open: {st:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert!(st.length < 8 << 20, "{st:?}");
+    let kept = alice
+        .open("/user/alice/cut")
+        .await
+        .unwrap()
+        .read_to_end()
+        .await
+        .unwrap();
+    assert_eq!(
+        kept,
+        pattern(8 << 20, 4)[..st.length as usize],
+        "what was kept is the upload's start"
+    );
+
     // A DataNode dials only the file systems it serves, and runs only data ops.
     let dn = c.dn_http_addr(1);
     let elsewhere = transfer(

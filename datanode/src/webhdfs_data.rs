@@ -18,9 +18,10 @@
 //!   as the client takes it; CREATE and APPEND write the request body as it
 //!   arrives, and give up if it stalls for [`BODY_IDLE_TIMEOUT_MS`].
 //! - An upload that fails or is cut off mid-way is not completed: the
-//!   file stays open until its lease expires and lease recovery closes it,
-//!   as with an SDK writer that dies. CREATE answers 201 only once the file
-//!   is complete.
+//!   node asks for the file's lease recovery, which closes it with what
+//!   reached the DataNodes (as when an SDK writer dies and its lease
+//!   expires, only sooner). CREATE answers 201 only once the file is
+//!   complete.
 //!
 //! Caveat: an error after OPEN's first byte can only cut the response
 //! short (its `Content-Length` is then not met), as in HDFS.
@@ -52,6 +53,11 @@ use crate::node::Node;
 pub const OPEN_CHUNK_BYTES: usize = 1024 * 1024;
 /// CREATE and APPEND give up on a request body that sends nothing this long.
 pub const BODY_IDLE_TIMEOUT_MS: u64 = 60_000;
+/// After a failed upload, ask for the file's lease recovery this many times
+/// (until the nameservice says it is closed).
+pub const MAX_RECOVER_LEASE_ATTEMPTS: u32 = 30;
+/// Between two of those asks.
+pub const RECOVER_LEASE_RETRY_MS: u64 = 1_000;
 /// File-system clients kept for reuse, one per (file system, caller).
 pub const MAX_CACHED_FILE_SYSTEMS: usize = 64;
 
@@ -151,13 +157,13 @@ async fn run(
                 )
                 .await
                 .map_err(fs_error)?;
-            write_body(writer, body).await?;
+            write_body(writer, body).await.inspect_err(|_| recover(&fs, path))?;
             let location = format!("raftfs://{namenode}{}", encode_path(path));
             Ok((StatusCode::CREATED, [(header::LOCATION, location)]).into_response())
         }
         WebHdfsOp::Append => {
             let writer = fs.append(path).await.map_err(fs_error)?;
-            write_body(writer, body).await?;
+            write_body(writer, body).await.inspect_err(|_| recover(&fs, path))?;
             Ok(StatusCode::OK.into_response())
         }
         WebHdfsOp::GetFileChecksum => {
@@ -269,6 +275,27 @@ async fn read_some(reader: &mut FileReader, buf: &mut [u8]) -> Result<usize, FsE
         }
     }
     Ok(filled)
+}
+
+/// Close `path` after a failed upload, in the background: recover its
+/// lease (as `hdfs debug recoverLease` does), so the file is closed with
+/// what reached the DataNodes now rather than when the lease expires (the
+/// cached client may hold other files open, which would keep renewing it).
+fn recover(fs: &FileSystem, path: &str) {
+    let (fs, path) = (fs.clone(), path.to_string());
+    tokio::spawn(async move {
+        for _ in 0..MAX_RECOVER_LEASE_ATTEMPTS {
+            match fs.recover_lease(&path).await {
+                Ok(true) => return,
+                Ok(false) => tokio::time::sleep(Duration::from_millis(RECOVER_LEASE_RETRY_MS)).await,
+                Err(e) => {
+                    tracing::warn!(path = %path, error = %e, "recovering the lease of a failed WebHDFS upload");
+                    return;
+                }
+            }
+        }
+        tracing::warn!(path = %path, "a failed WebHDFS upload's file is still open; its lease will expire");
+    });
 }
 
 /// Write the request body to `writer` as it arrives, then complete the
