@@ -30,6 +30,11 @@ async fn dfs_commands_behave_like_hdfs_dfs() {
 
     ok(&["-mkdir", "/a"]);
     fails("hdfs", &["-mkdir", "/a"], "mkdir: `/a': File exists");
+    fails(
+        "hdfs",
+        &["-put", "/nonexistent/local", "/a"],
+        "put: `/nonexistent/local': No such file or directory",
+    );
     fails("hdfs", &["-mkdir", "/x/y"], "mkdir: `/x/y': No such file or directory");
     ok(&["-mkdir", "-p", "/x/y"]);
     ok(&["-touchz", "/a/f"]);

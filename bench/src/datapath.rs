@@ -196,7 +196,7 @@ async fn put_then_get(fs: &FileSystem, path: &str, data: &[u8], size: u64, block
 }
 
 /// Read all of `path` through `fs`; (seconds, bytes, bytes read short-circuit).
-async fn timed_get(fs: &FileSystem, path: &str) -> anyhow::Result<(f64, u64, u64)> {
+pub(crate) async fn timed_get(fs: &FileSystem, path: &str) -> anyhow::Result<(f64, u64, u64)> {
     let start = Instant::now();
     let mut r = fs.open(path).await?;
     let mut buf = vec![0u8; IO_BYTES];

@@ -56,21 +56,27 @@ struct WebTarget {
     tls: tokio_rustls::TlsConnector,
 }
 
+/// A TLS connector for HTTPS/1.1 that trusts the CA in `ca_file` (as a
+/// WebHDFS client library given the cluster CA).
+pub(crate) fn https_connector(ca_file: &std::path::Path) -> anyhow::Result<tokio_rustls::TlsConnector> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(ca_file).context("read the CA certificate")? {
+        roots.add(c?)?;
+    }
+    let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsConnector::from(Arc::new(cfg)))
+}
+
 impl WebTarget {
     fn new(addr: String, ca_file: &std::path::Path) -> anyhow::Result<WebTarget> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut roots = rustls::RootCertStore::empty();
-        for c in CertificateDer::pem_file_iter(ca_file).context("read the CA certificate")? {
-            roots.add(c?)?;
-        }
-        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(WebTarget {
             addr,
-            tls: tokio_rustls::TlsConnector::from(Arc::new(cfg)),
+            tls: https_connector(ca_file)?,
         })
     }
 

@@ -15,7 +15,6 @@
 
 use std::path::Path;
 use std::process::Child;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -24,8 +23,7 @@ use clap::Args;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::rt::TokioIo;
 use raftfs_client::{ClientOptions, FileSystem, Identity};
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, ServerName};
+use rustls_pki_types::ServerName;
 
 use crate::federation::median;
 use crate::localns::LocalNameservice;
@@ -34,7 +32,7 @@ use crate::ports::free_port;
 /// The figure the issue sets: OPEN keeps this share of the SDK's read rate.
 const TARGET_WEB_OVER_SDK: f64 = 0.5;
 const SUPERUSER: &str = "hdfs";
-/// Bytes per write while the file is made, and per SDK read.
+/// Bytes per write while the file is made.
 const IO_BYTES: usize = 1 << 20;
 const BLOCK_BYTES: u64 = 128 << 20;
 const PATH: &str = "/bench/large";
@@ -66,18 +64,8 @@ struct WebClient {
 
 impl WebClient {
     fn new(ca_file: &Path) -> anyhow::Result<WebClient> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut roots = rustls::RootCertStore::empty();
-        for c in CertificateDer::pem_file_iter(ca_file).context("read the CA certificate")? {
-            roots.add(c?)?;
-        }
-        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(WebClient {
-            tls: tokio_rustls::TlsConnector::from(Arc::new(cfg)),
+            tls: crate::webhdfs::https_connector(ca_file)?,
         })
     }
 
@@ -140,26 +128,13 @@ async fn web_open(web: &WebClient, member_http: &str, size: u64) -> anyhow::Resu
     Ok(start.elapsed().as_secs_f64())
 }
 
-/// The SDK's sequential read of the whole file; seconds.
+/// The SDK's sequential read of the whole file, none of it short-circuit; seconds.
 async fn sdk_read(fs: &FileSystem, size: u64) -> anyhow::Result<f64> {
-    let start = Instant::now();
-    let mut r = fs.open(PATH).await?;
-    let mut buf = vec![0u8; IO_BYTES];
-    let mut got = 0u64;
-    loop {
-        let n = r.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        got += n as u64;
+    let (secs, got, local) = crate::datapath::timed_get(fs, PATH).await?;
+    if got != size || local != 0 {
+        bail!("the SDK read {got} of {size} bytes, {local} short-circuit");
     }
-    if got != size || r.short_circuit_bytes() != 0 {
-        bail!(
-            "the SDK read {got} of {size} bytes, {} short-circuit",
-            r.short_circuit_bytes()
-        );
-    }
-    Ok(start.elapsed().as_secs_f64())
+    Ok(secs)
 }
 
 fn mibs(bytes: u64, secs: f64) -> f64 {

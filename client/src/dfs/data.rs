@@ -121,6 +121,12 @@ impl Shell<'_> {
         let (srcs, dst) = ops.split_at(ops.len() - 1);
         let dst = dst[0];
         for src in srcs {
+            // A missing source is reported as Hadoop's shell does (its
+            // arguments are expanded before anything is copied).
+            if *src != "-" && tokio::fs::metadata(src).await.is_err() {
+                self.fail_msg(format!("`{src}': No such file or directory"));
+                continue;
+            }
             let target = match self.target_in(src, dst, srcs.len() > 1).await {
                 Ok(t) => t,
                 Err(e) => {

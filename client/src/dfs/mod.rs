@@ -22,20 +22,31 @@ pub use text::{quota_setting, stat_format, Mode};
 
 /// The usage text of `raftfs dfs`.
 pub const USAGE: &str = "Usage: raftfs dfs [generic options]
+\t[-appendToFile <localsrc> ... <dst>]
+\t[-cat [-ignoreCrc] <src> ...]
+\t[-checksum <src> ...]
 \t[-chgrp [-R] GROUP PATH...]
 \t[-chmod [-R] <MODE[,MODE]... | OCTALMODE> PATH...]
 \t[-chown [-R] [OWNER][:[GROUP]] PATH...]
+\t[-copyFromLocal [-f] [-p] [-l] [-d] <localsrc> ... <dst>]
+\t[-copyToLocal [-f] [-p] [-crc] [-ignoreCrc] <src> ... <localdst>]
 \t[-count [-q] [-h] <path> ...]
+\t[-cp [-f] [-p] [-d] <src> ... <dst>]
 \t[-du [-s] [-h] <path> ...]
+\t[-get [-f] [-p] [-crc] [-ignoreCrc] <src> ... <localdst>]
+\t[-help [cmd ...]]
 \t[-ls [-d] [-h] [-R] [<path> ...]]
 \t[-mkdir [-p] <path> ...]
 \t[-mv <src> ... <dst>]
+\t[-put [-f] [-p] [-l] [-d] <localsrc> ... <dst>]
 \t[-rm [-f] [-r|-R] [-skipTrash] <src> ...]
 \t[-rmdir [--ignore-fail-on-non-empty] <dir> ...]
 \t[-setrep [-R] [-w] <rep> <path> ...]
 \t[-stat [format] <path> ...]
+\t[-tail [-f] <file>]
 \t[-test -[defsz] <path>]
 \t[-touchz <path> ...]
+\t[-usage [cmd ...]]
 
 Generic options: --fs raftfs://host:port[,host:port...] (or env RAFTFS_FS), --user NAME (or env RAFTFS_USER)";
 
@@ -710,4 +721,24 @@ enum WalkOp {
     Chown(Option<String>, Option<String>),
     Setrep(u16),
     Skip,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_usage_lists_every_command_in_order() {
+        let listed: Vec<&str> = USAGE
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("[-"))
+            .map(|l| l.split([' ', ']']).next().unwrap_or_default())
+            .collect();
+        let mut want: Vec<&str> = COMMANDS.iter().copied().filter(|c| *c != "h").collect();
+        want.sort_by_key(|c| c.to_lowercase());
+        assert_eq!(
+            listed, want,
+            "USAGE lists each command once, as Hadoop's shell sorts them"
+        );
+    }
 }

@@ -23,12 +23,12 @@
 //! NameNode issues one per redirect on a secure cluster; it expires as any
 //! token does).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use raftfs_proto::{CallCtx, FsError, Op, OpResult};
 use raftfs_web::webhdfs::{
-    CallFuture, DatanodeRedirect, EndpointCalls, RedirectFuture, WebHdfsCaller, WebHdfsNamespace, WebHdfsOp,
+    first_block_holders, CallFuture, DatanodeRedirect, DatanodeTurns, EndpointCalls, RedirectFuture, WebHdfsCaller,
+    WebHdfsNamespace, WebHdfsOp,
 };
 
 use super::audit::AuthMethod;
@@ -38,8 +38,8 @@ use super::service::observed;
 pub struct MemberWebNamespace {
     member: Arc<Member>,
     calls: EndpointCalls,
-    /// Turns through the DataNodes for redirects not bound to a replica.
-    next_datanode: AtomicUsize,
+    /// Where data ops go.
+    turns: DatanodeTurns,
 }
 
 impl MemberWebNamespace {
@@ -48,7 +48,7 @@ impl MemberWebNamespace {
         MemberWebNamespace {
             member,
             calls,
-            next_datanode: AtomicUsize::new(0),
+            turns: DatanodeTurns::default(),
         }
     }
 
@@ -60,14 +60,7 @@ impl MemberWebNamespace {
             offset,
             length: 1,
         };
-        match self.call(caller, op).await? {
-            OpResult::Blocks(b) => Ok(b
-                .blocks
-                .first()
-                .map(|lb| lb.locations.iter().map(|d| d.uuid.clone()).collect())
-                .unwrap_or_default()),
-            other => Err(FsError::Internal(format!("getBlockLocations answered {other:?}"))),
-        }
+        first_block_holders(self.call(caller, op).await?)
     }
 
     /// The delegation token (URL text) a DataNode acts as `caller` with:
@@ -137,20 +130,7 @@ impl WebHdfsNamespace for MemberWebNamespace {
                 _ => Vec::new(),
             };
             let endpoints = m.blocks.http_endpoints();
-            let chosen = holders
-                .iter()
-                .find_map(|uuid| endpoints.iter().find(|(u, _)| u == uuid))
-                .or_else(|| {
-                    let turn = self.next_datanode.fetch_add(1, Ordering::Relaxed);
-                    endpoints.get(turn % endpoints.len().max(1))
-                })
-                .ok_or_else(|| {
-                    FsError::Unavailable(
-                        "no live DataNode serves HTTP, so WebHDFS cannot move data (DataNodes serve it \
-                         when started with --http-addr)"
-                            .into(),
-                    )
-                })?;
+            let chosen = self.turns.choose(&holders, &endpoints)?;
             let scheme = if m.security.server.is_tls() { "https" } else { "http" };
             let namenode: Vec<String> = m.voters().into_iter().filter_map(|id| m.addr_of(id)).collect();
             Ok(DatanodeRedirect {

@@ -25,15 +25,15 @@
 //! tokens, so under strong authentication a data op needs the caller's own
 //! (`delegation=`).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use openraft::async_runtime::WatchReceiver;
 use parking_lot::Mutex;
-use raftfs_proto::{codec, pb, FsError, Op, OpResult};
+use raftfs_proto::{codec, pb, FsError, Op};
 use raftfs_web::webhdfs::{
-    CallFuture, DatanodeRedirect, EndpointCalls, RedirectFuture, WebHdfsCaller, WebHdfsNamespace, WebHdfsOp,
+    first_block_holders, CallFuture, DatanodeHttp, DatanodeRedirect, DatanodeTurns, EndpointCalls, RedirectFuture,
+    WebHdfsCaller, WebHdfsNamespace, WebHdfsOp,
 };
 
 use super::nameservice_check::member_info;
@@ -42,14 +42,14 @@ use super::node::RouterNode;
 /// How long a list of DataNodes serving HTTP is used before it is asked for again.
 pub const DATANODE_LIST_TTL_MS: u64 = 3_000;
 
-/// `(uuid, HTTP HOST:PORT)` of DataNodes.
-type DatanodeList = Arc<Vec<(String, String)>>;
+/// The DataNodes serving HTTP, as last learned.
+type DatanodeList = Arc<Vec<DatanodeHttp>>;
 
 pub struct RouterWebNamespace {
     node: Arc<RouterNode>,
     calls: EndpointCalls,
-    /// Turns through the DataNodes for redirects not bound to a replica.
-    next_datanode: AtomicUsize,
+    /// Where data ops go.
+    turns: DatanodeTurns,
     /// `(uuid, HTTP HOST:PORT)` of the DataNodes, and when they were learned.
     datanodes: Mutex<Option<(Instant, DatanodeList)>>,
 }
@@ -60,7 +60,7 @@ impl RouterWebNamespace {
         RouterWebNamespace {
             node,
             calls,
-            next_datanode: AtomicUsize::new(0),
+            turns: DatanodeTurns::default(),
             datanodes: Mutex::new(None),
         }
     }
@@ -88,7 +88,7 @@ impl RouterWebNamespace {
             }
         }
         let fed = self.node.calls.table().current();
-        let mut found: Vec<(String, String)> = Vec::new();
+        let mut found: Vec<DatanodeHttp> = Vec::new();
         for record in fed.nameservices() {
             for addr in record.members.values() {
                 if let Ok(info) = member_info(&self.node.security.dialer, addr).await {
@@ -141,37 +141,19 @@ impl WebHdfsNamespace for RouterWebNamespace {
                 WebHdfsOp::GetFileChecksum => Some(0),
                 _ => None,
             };
-            let mut holders = Vec::new();
-            if let Some(offset) = offset {
-                let located = Op::GetBlockLocations {
-                    path: path.to_string(),
-                    offset,
-                    length: 1,
-                };
-                match self.call(caller, located).await? {
-                    OpResult::Blocks(b) => {
-                        if let Some(lb) = b.blocks.first() {
-                            holders = lb.locations.iter().map(|d| d.uuid.clone()).collect();
-                        }
-                    }
-                    other => return Err(FsError::Internal(format!("getBlockLocations answered {other:?}"))),
+            let holders = match offset {
+                Some(offset) => {
+                    let located = Op::GetBlockLocations {
+                        path: path.to_string(),
+                        offset,
+                        length: 1,
+                    };
+                    first_block_holders(self.call(caller, located).await?)?
                 }
-            }
+                None => Vec::new(),
+            };
             let endpoints = self.datanode_endpoints().await;
-            let chosen = holders
-                .iter()
-                .find_map(|uuid| endpoints.iter().find(|(u, _)| u == uuid))
-                .or_else(|| {
-                    let turn = self.next_datanode.fetch_add(1, Ordering::Relaxed);
-                    endpoints.get(turn % endpoints.len().max(1))
-                })
-                .ok_or_else(|| {
-                    FsError::Unavailable(
-                        "no nameservice knows a live DataNode that serves HTTP, so WebHDFS cannot move data \
-                         (DataNodes serve it when started with --http-addr)"
-                            .into(),
-                    )
-                })?;
+            let chosen = self.turns.choose(&holders, &endpoints)?;
             let scheme = if self.node.security.server.is_tls() {
                 "https"
             } else {

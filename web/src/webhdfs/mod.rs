@@ -24,12 +24,14 @@
 //! (the namespace has neither yet); no proxy users (`doas` only for the
 //! caller itself).
 
+mod datanode_turns;
 mod endpoint_calls;
 mod json;
 mod redirect;
 mod request;
 mod routes;
 
+pub use datanode_turns::{first_block_holders, DatanodeHttp, DatanodeTurns};
 pub use endpoint_calls::EndpointCalls;
 pub use json::file_checksum;
 pub use redirect::{encode_path, DatanodeRedirect, NAMENODE_PARAM};
