@@ -82,7 +82,7 @@ pub async fn bind_http(addr: Option<SocketAddr>) -> anyhow::Result<Option<HttpLi
 /// secured as the node's own listener is.
 pub fn serve_http(listener: Option<HttpListener>, security: ServerSecurity, pages: raftfs_web::axum::Router) {
     let Some(listener) = listener else { return };
-    let scheme = if security.is_tls() { "https" } else { "http" };
+    let scheme = security.http_scheme();
     match listener.local_addr() {
         Ok(a) => tracing::info!(url = %format!("{scheme}://{a}/metrics"), "serving HTTP pages"),
         Err(e) => tracing::warn!(error = %e, "the HTTP listener has no address"),

@@ -36,7 +36,7 @@ use raftfs_client::{
     ClientOptions, DelegationTokenSource, FileReader, FileSystem, FileWriter, Identity, DEFAULT_BLOCK_SIZE_BYTES,
     DEFAULT_REPLICATION,
 };
-use raftfs_proto::{DelegationToken, FsError};
+use raftfs_proto::FsError;
 use raftfs_trust::ClientAuth;
 use raftfs_web::axum::body::{Body, Bytes};
 use raftfs_web::axum::extract::{Path, RawQuery, State};
@@ -44,7 +44,9 @@ use raftfs_web::axum::http::{header, Method, StatusCode};
 use raftfs_web::axum::response::{IntoResponse, Response};
 use raftfs_web::axum::routing::any;
 use raftfs_web::axum::{Extension, Json, Router};
-use raftfs_web::webhdfs::{caller_of, encode_path, file_checksum, Params, WebHdfsCaller, WebHdfsOp, NAMENODE_PARAM};
+use raftfs_web::webhdfs::{
+    caller_by_token, caller_of, encode_path, file_checksum, Params, WebHdfsCaller, WebHdfsOp, NAMENODE_PARAM,
+};
 use raftfs_web::{HttpCaller, RemoteException};
 
 use crate::node::Node;
@@ -117,15 +119,7 @@ async fn run(
     // A token decides the caller here even beside a certificate: the node
     // can act for a user only with one.
     let who = match params.get("delegation") {
-        Some(text) => {
-            let token = DelegationToken::decode_url(text).map_err(fs_error)?;
-            WebHdfsCaller {
-                user: token.identifier.owner.clone(),
-                ip: caller.remote.ip().to_string(),
-                certificate: None,
-                delegation: Some(token),
-            }
-        }
+        Some(text) => caller_by_token(caller, text)?,
         None => caller_of(e.auth, caller, &params)?,
     };
     let op = WebHdfsOp::parse(method, &params)?;

@@ -35,6 +35,16 @@ impl ServerSecurity {
         matches!(self, ServerSecurity::Tls { .. })
     }
 
+    /// The scheme of this node's HTTP endpoint: `https` under TLS (the
+    /// same certificate serves it), `http` for a plaintext node.
+    pub fn http_scheme(&self) -> &'static str {
+        if self.is_tls() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
     /// Put TLS on a server builder (nothing when plaintext).
     pub fn apply<L>(&self, server: Server<L>) -> Result<Server<L>, TrustError> {
         match self {

@@ -121,20 +121,23 @@ impl WebHdfsNamespace for MemberWebNamespace {
         Box::pin(async move {
             let m = &self.member;
             m.leader_or_hint()?;
-            if let Some(token) = &caller.delegation {
-                m.verify_delegation_token(token)?;
-            }
             let holders = match op {
                 WebHdfsOp::Open { offset, .. } => self.holders(caller, path, *offset).await?,
                 WebHdfsOp::GetFileChecksum => self.holders(caller, path, 0).await?,
-                _ => Vec::new(),
+                _ => {
+                    // No call verifies the caller's token here: check it
+                    // before a DataNode is sent to act with it.
+                    if let Some(token) = &caller.delegation {
+                        m.verify_delegation_token(token)?;
+                    }
+                    Vec::new()
+                }
             };
             let endpoints = m.blocks.http_endpoints();
             let chosen = self.turns.choose(&holders, &endpoints)?;
-            let scheme = if m.security.server.is_tls() { "https" } else { "http" };
             let namenode: Vec<String> = m.voters().into_iter().filter_map(|id| m.addr_of(id)).collect();
             Ok(DatanodeRedirect {
-                datanode: format!("{scheme}://{}", chosen.1),
+                datanode: format!("{}://{}", m.security.server.http_scheme(), chosen.1),
                 namenode: namenode.join(","),
                 delegation: self.token_for(caller).await?,
             })

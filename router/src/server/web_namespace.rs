@@ -154,18 +154,10 @@ impl WebHdfsNamespace for RouterWebNamespace {
             };
             let endpoints = self.datanode_endpoints().await;
             let chosen = self.turns.choose(&holders, &endpoints)?;
-            let scheme = if self.node.security.server.is_tls() {
-                "https"
-            } else {
-                "http"
-            };
             Ok(DatanodeRedirect {
-                datanode: format!("{scheme}://{}", chosen.1),
+                datanode: format!("{}://{}", self.node.security.server.http_scheme(), chosen.1),
                 namenode: self.router_addrs().join(","),
-                delegation: match &caller.delegation {
-                    Some(t) => Some(t.encode_url()?),
-                    None => None,
-                },
+                delegation: caller.delegation.as_ref().map(|t| t.encode_url()).transpose()?,
             })
         })
     }

@@ -38,7 +38,9 @@ pub use redirect::{encode_path, DatanodeRedirect, NAMENODE_PARAM};
 pub use request::{
     Params, WebHdfsOp, DEFAULT_WEBHDFS_FILE_PERMISSION, DEFAULT_WEBHDFS_REPLICATION, MAX_WEBHDFS_QUERY_BYTES,
 };
-pub use routes::{caller_of, webhdfs_routes, CallFuture, RedirectFuture, WebHdfsCaller, WebHdfsNamespace};
+pub use routes::{
+    caller_by_token, caller_of, webhdfs_routes, CallFuture, RedirectFuture, WebHdfsCaller, WebHdfsNamespace,
+};
 
 /// The user of a request that names none under simple authentication
 /// (HDFS's `hadoop.http.staticuser.user`).

@@ -107,15 +107,9 @@ async fn answer(e: &Endpoint, caller: &HttpCaller, method: &Method, path: String
 pub fn caller_of(auth: ClientAuth, caller: &HttpCaller, params: &Params) -> Result<WebHdfsCaller, RemoteException> {
     let certificate = caller.peer.clone().filter(|p| p.role == PeerRole::User);
     if let (Some(text), None) = (params.get("delegation"), &certificate) {
-        let token = DelegationToken::decode_url(text).map_err(|e| RemoteException::from(&e))?;
-        let user = token.identifier.owner.clone();
-        check_doas(&user, params)?;
-        return Ok(WebHdfsCaller {
-            user,
-            ip: caller.remote.ip().to_string(),
-            certificate: None,
-            delegation: Some(token),
-        });
+        let who = caller_by_token(caller, text)?;
+        check_doas(&who.user, params)?;
+        return Ok(who);
     }
     caller.authenticate(auth)?;
     let claimed = params.get("user.name").unwrap_or_default();
@@ -133,6 +127,18 @@ pub fn caller_of(auth: ClientAuth, caller: &HttpCaller, params: &Params) -> Resu
         ip: caller.remote.ip().to_string(),
         certificate,
         delegation: None,
+    })
+}
+
+/// The caller a delegation token's text names: its owner, as the token
+/// claims (the namespace verifies the token before anything runs for it).
+pub fn caller_by_token(caller: &HttpCaller, text: &str) -> Result<WebHdfsCaller, RemoteException> {
+    let token = DelegationToken::decode_url(text).map_err(|e| RemoteException::from(&e))?;
+    Ok(WebHdfsCaller {
+        user: token.identifier.owner.clone(),
+        ip: caller.remote.ip().to_string(),
+        certificate: None,
+        delegation: Some(token),
     })
 }
 
