@@ -2,7 +2,8 @@
 # Installs what building and testing raftfs needs on a fresh Debian machine and
 # does nothing when it is already there: libclang for librocksdb-sys's bindgen,
 # curl for the tests that read the nodes' HTTP pages as an operator would,
-# and a Python virtual environment with the WebHDFS clients HDFS users run.
+# chromium for the test that loads the status pages in a browser, and a
+# Python virtual environment with the WebHDFS clients HDFS users run.
 # protoc is not needed (protoc-bin-vendored ships it inside a crate).
 set -euo pipefail
 
@@ -27,6 +28,15 @@ if ! command -v curl >/dev/null 2>&1; then
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl ca-certificates >/dev/null
+fi
+# The status pages' test (tests/status_pages.rs) loads every page in a real
+# browser: Debian's headless-capable chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: chromium not found; installing it (the status pages' test loads them in it)" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 # The WebHDFS client tests (tests/webhdfs_clients.rs) drive real Python
 # clients, HdfsCLI and fsspec, from PyPI, in a virtual environment of their

@@ -14,8 +14,9 @@
 //!
 //! Ports: member i of nameservice k listens on port-base + 10(k-1) + i,
 //! router r on port-base + 90 + r, DataNode j on port-base + 100 + j; each
-//! serves its HTTP pages (`/metrics`; `/jmx` and WebHDFS on members;
-//! WebHDFS on routers; WebHDFS's data side on DataNodes) on its port
+//! serves its HTTP pages (`/metrics`; the status pages, `/jmx` and WebHDFS
+//! on members; the status pages and WebHDFS on routers; WebHDFS's data
+//! side on DataNodes) on its port
 //! + 200 (so the cluster's ports stay within port-base .. port-base + 350).
 //!
 //! Credentials: the cluster's CA lives in `DIR/ca`; each member's
@@ -68,7 +69,7 @@ pub struct DevArgs {
     /// Where the cluster keeps its data, pids and logs.
     #[arg(long, default_value = "./dev-data")]
     pub dir: PathBuf,
-    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (/metrics, /jmx, WebHDFS) on its port + 200.
+    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (status pages, /metrics, /jmx, WebHDFS) on its port + 200.
     #[arg(long = "port-base", default_value_t = 9000)]
     pub port_base: u16,
     /// Members of each nameservice (3 or 5 keep a majority through failures).
@@ -380,7 +381,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             let name = format!("member {i} of {}", ns_name(k));
             let st = spawn(&exe, &args, &log, &member_pid_file(&a.dir, k, *i), &name)?;
             say!(
-                "  {name}: pid {}, listening on {addr}, pages {scheme}://{http}/metrics and /jmx, log {}",
+                "  {name}: pid {}, listening on {addr}, status pages {scheme}://{http}/ (and /metrics, /jmx), log {}",
                 st.pid,
                 log.display()
             );
@@ -451,7 +452,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             let name = format!("router {r}");
             let st = spawn(&exe, &args, &log, &router_pid_file(&a.dir, r), &name)?;
             say!(
-                "  {name}: pid {}, listening on {}, page {scheme}://{http}/metrics, log {}",
+                "  {name}: pid {}, listening on {}, status pages {scheme}://{http}/ (and /metrics), log {}",
                 st.pid,
                 addrs[r as usize - 1],
                 log.display()
@@ -493,6 +494,13 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         Some(p) => format!("curl --cacert {} https://{first_http}", p.display()),
         None => format!("curl http://{first_http}"),
     };
+    say!("Status pages (the NameNode UI: overview, DataNodes, open files, mount table, file browser): {scheme}://{first_http}/ in a browser");
+    if let Some(p) = &ca_cert {
+        say!(
+            "  (the browser does not know the cluster's CA: import {} or accept the certificate)",
+            p.display()
+        );
+    }
     say!("Metrics and beans: {curl}/metrics (or /jmx)");
     say!("WebHDFS (the leader of ns1 answers; the others say StandbyException): {curl}'/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs'");
     say!("  reads and writes are redirected to a DataNode: curl -L ...'/webhdfs/v1/FILE?op=OPEN&user.name=hdfs'");

@@ -18,15 +18,17 @@
 //!   dashboards and scripts that read a NameNode's beans.
 //! * [`RemoteException`]: errors as WebHDFS and Hadoop's servlets write them.
 //! * [`webhdfs`]: the WebHDFS REST API over a namespace.
+//! * [`status`]: the status pages' frame and the file browser.
 //!
-//! Caveat: a certificate is the only credential HTTP callers can present
-//! so far (no delegation tokens over HTTP yet).
+//! Caveat: HTTP callers present a certificate or a delegation token
+//! (`delegation=`); Hadoop's SPNEGO (Kerberos over HTTP) is not spoken.
 
 mod caller;
 pub mod jmx;
 mod metrics_page;
 mod remote_exception;
 mod server;
+pub mod status;
 pub mod webhdfs;
 
 pub use axum;

@@ -1,6 +1,7 @@
 //! A member's HTTP pages (`--http-addr`), as a NameNode's HTTP server has
-//! them: `/metrics` (Prometheus), `/jmx` (Hadoop's beans) and WebHDFS
-//! (`/webhdfs/v1`, [`super::web_namespace`]).
+//! them: `/metrics` (Prometheus), `/jmx` (Hadoop's beans), WebHDFS
+//! (`/webhdfs/v1`, [`super::web_namespace`]) and the status pages and
+//! file browser ([`super::status_pages`]).
 //!
 //! Who may read them is [`raftfs_web::HttpCaller::may_read_instrumentation`]
 //! under the member's `--auth`. Each page reads the member's state when it
@@ -31,6 +32,7 @@ use serde_json::json;
 
 use super::member::Member;
 use super::member_metrics::Capacity;
+use super::status_pages::status_routes;
 use super::web_namespace::MemberWebNamespace;
 use raftfs_web::webhdfs::webhdfs_routes;
 
@@ -40,8 +42,9 @@ pub fn http_pages(member: Arc<Member>) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .route("/jmx", get(jmx))
-        .with_state(member)
+        .with_state(member.clone())
         .merge(webhdfs)
+        .merge(status_routes(member))
 }
 
 async fn metrics(State(m): State<Arc<Member>>, Extension(caller): Extension<HttpCaller>) -> Response {

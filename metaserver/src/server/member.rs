@@ -609,12 +609,6 @@ const HEALTH_QUERY_TIMEOUT_MS: u64 = 500;
 
 /// A peer's health as its MemberInfo reports it; None if it does not answer.
 async fn peer_health(addr: &str, dialer: &Dialer) -> Option<String> {
-    let ep = dialer
-        .endpoint(addr, PeerRole::Member)
-        .ok()?
-        .connect_timeout(Duration::from_millis(HEALTH_QUERY_TIMEOUT_MS))
-        .timeout(Duration::from_millis(HEALTH_QUERY_TIMEOUT_MS));
-    let mut c = raftfs_proto::pb::namespace_client::NamespaceClient::new(ep.connect().await.ok()?);
-    let info = c.member_info(raftfs_proto::pb::MemberInfoRequest {}).await.ok()?;
-    Some(info.into_inner().health)
+    let info = super::member_info::peer_info(dialer, addr, HEALTH_QUERY_TIMEOUT_MS).await;
+    info.ok().map(|i| i.health)
 }

@@ -18,10 +18,13 @@ pub use raftfs_raft::health;
 /// A member's directory and VERSION file are the Raft glue's (routers have them too).
 pub use raftfs_raft::layout;
 pub mod member;
+pub mod member_info;
 pub mod member_metrics;
+pub mod open_files;
 pub mod proposer;
 pub mod read_index;
 pub mod service;
+pub mod status_pages;
 pub mod web_namespace;
 
 use std::net::SocketAddr;

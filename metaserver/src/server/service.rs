@@ -7,8 +7,6 @@
 
 use std::sync::Arc;
 
-use openraft::async_runtime::WatchReceiver;
-use openraft::ServerState;
 use raftfs_raft::call_stream::serve_call_stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -216,48 +214,6 @@ impl pb::namespace_server::Namespace for NamespaceService {
     }
 
     async fn member_info(&self, _req: Request<pb::MemberInfoRequest>) -> Result<Response<pb::MemberInfoReply>, Status> {
-        let m = self.member.raft.metrics().borrow_watched().clone();
-        let leader_id = m.current_leader.unwrap_or(0);
-        let role = match m.state {
-            ServerState::Leader => "LEADER",
-            ServerState::Follower => "FOLLOWER",
-            ServerState::Learner => "LEARNER",
-            ServerState::Candidate => "CANDIDATE",
-            ServerState::Shutdown => "SHUTDOWN",
-        };
-        Ok(Response::new(pb::MemberInfoReply {
-            member_id: self.member.version.member_id,
-            nameservice: self.member.version.nameservice.clone(),
-            cluster_id: self.member.version.cluster_id.clone(),
-            leader_id,
-            leader_addr: self.member.addr_of(leader_id).unwrap_or_default(),
-            term: m.current_term,
-            role: role.to_string(),
-            last_log_index: m.last_log_index.unwrap_or(0),
-            applied_index: m.last_applied.as_ref().map_or(0, |l| l.index),
-            health: self.member.health().describe(),
-            snapshot_index: m.snapshot.as_ref().map_or(0, |l| l.index),
-            purged_index: m.purged.as_ref().map_or(0, |l| l.index),
-            reads_served: self.member.reads_served(),
-            exec_mode: self.member.exec_mode().to_string(),
-            namespace_id: self.member.version.namespace_id,
-            block_pool_id: self.member.version.block_pool_id.clone(),
-            datanode_http: (self.member.blocks.http_endpoints().into_iter())
-                .map(|(uuid, addr)| pb::DatanodeHttp { uuid, addr })
-                .collect(),
-            cpu_time_us: crate::server::cpu::process_cpu_time_us().unwrap_or(0),
-            members: {
-                let membership = m.membership_config.membership();
-                let voters: std::collections::BTreeSet<u64> = membership.voter_ids().collect();
-                membership
-                    .nodes()
-                    .map(|(id, n)| pb::MemberAddr {
-                        id: *id,
-                        addr: n.addr.clone(),
-                        voter: voters.contains(id),
-                    })
-                    .collect()
-            },
-        }))
+        Ok(Response::new(self.member.info()))
     }
 }

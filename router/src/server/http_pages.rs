@@ -1,7 +1,8 @@
 //! A router's HTTP pages (`--http-addr`): `/metrics` in Prometheus's text
 //! format ([`super::router_metrics`]), readable as the router's `--auth`
-//! says ([`raftfs_web::HttpCaller::may_read_instrumentation`]), and WebHDFS
-//! for the federated namespace ([`super::web_namespace`]).
+//! says ([`raftfs_web::HttpCaller::may_read_instrumentation`]), WebHDFS
+//! for the federated namespace ([`super::web_namespace`]), and the status
+//! pages and file browser ([`super::status_pages`]).
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use openraft::async_runtime::WatchReceiver;
 use raftfs_web::{axum, metrics_page, HttpCaller};
 
 use super::node::RouterNode;
+use super::status_pages::status_routes;
 use super::web_namespace::RouterWebNamespace;
 use raftfs_web::webhdfs::webhdfs_routes;
 
@@ -21,8 +23,9 @@ pub fn http_pages(node: Arc<RouterNode>) -> Router {
     let webhdfs = webhdfs_routes(Arc::new(RouterWebNamespace::new(node.clone())), node.client_auth);
     Router::new()
         .route("/metrics", get(metrics))
-        .with_state(node)
+        .with_state(node.clone())
         .merge(webhdfs)
+        .merge(status_routes(node))
 }
 
 async fn metrics(State(node): State<Arc<RouterNode>>, Extension(caller): Extension<HttpCaller>) -> Response {

@@ -11,6 +11,7 @@ pub mod node;
 pub mod ownership_pusher;
 pub mod router_metrics;
 pub mod service;
+pub mod status_pages;
 pub mod web_namespace;
 
 use std::sync::Arc;

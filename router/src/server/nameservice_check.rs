@@ -21,8 +21,14 @@ pub const MEMBER_INFO_TIMEOUT_MS: u64 = 2_000;
 /// What the member at `addr` says of itself (`MemberInfo`), over `dialer`,
 /// within [`MEMBER_INFO_TIMEOUT_MS`]; why not, if it does not answer.
 pub async fn member_info(dialer: &Dialer, addr: &str) -> Result<pb::MemberInfoReply, String> {
+    node_info(dialer, addr, PeerRole::Member).await
+}
+
+/// What the node at `addr`, which must hold a certificate of `role`, says
+/// of itself (`MemberInfo`), within [`MEMBER_INFO_TIMEOUT_MS`].
+pub async fn node_info(dialer: &Dialer, addr: &str, role: PeerRole) -> Result<pb::MemberInfoReply, String> {
     let ep = dialer
-        .endpoint(addr, PeerRole::Member)
+        .endpoint(addr, role)
         .map_err(|e| e.to_string())?
         .connect_timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS))
         .timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS));

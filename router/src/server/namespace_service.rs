@@ -13,6 +13,8 @@
 
 use std::sync::Arc;
 
+use openraft::async_runtime::WatchReceiver;
+
 use raftfs_proto::{codec, pb, FsError, Op, OpResult};
 use raftfs_raft::call_stream::serve_call_stream;
 use raftfs_trust::{PeerIdentity, PeerRole};
@@ -86,15 +88,18 @@ impl pb::namespace_server::Namespace for RouterNamespaceService {
 
     async fn member_info(&self, _req: Request<pb::MemberInfoRequest>) -> Result<Response<pb::MemberInfoReply>, Status> {
         let s = self.node.status();
+        let raft = self.node.raft.metrics().borrow_watched().clone();
+        let leader_id = s.leader.unwrap_or(0);
         Ok(Response::new(pb::MemberInfoReply {
             member_id: s.router_id,
             nameservice: String::new(),
             cluster_id: self.node.version.cluster_id.clone(),
-            leader_id: 0,
-            leader_addr: String::new(),
+            leader_id,
+            leader_addr: self.node.addr_of(leader_id).unwrap_or_default(),
             term: s.term,
             role: raftfs_client::ROUTER_ROLE.to_string(),
-            last_log_index: 0,
+            last_log_index: raft.last_log_index.unwrap_or(0),
+            commit_index: raft.local_committed.as_ref().map_or(0, |l| l.index),
             applied_index: s.applied_index,
             members: Vec::new(),
             health: match self.node.safe_mode() {
