@@ -115,9 +115,37 @@ async fn report_scope(spec: Option<&str>, router: Option<&str>, user: Option<&st
     })
 }
 
+/// The usage line of one command (`-safemode`), as Hadoop's DFSAdmin
+/// prints it after a usage error in that command.
+fn command_usage(cmd: &str) -> Option<String> {
+    let prefix = USAGE.split(" [--").next().expect("USAGE starts with its prefix");
+    USAGE.lines().skip(1).find_map(|l| {
+        let inner = l.trim().split("]  ").next()?.trim_end();
+        let name = inner.strip_prefix('[')?.split([' ', ']']).next()?;
+        (name == cmd).then(|| format!("{prefix} {inner}"))
+    })
+}
+
+/// Hadoop's DFSAdmin's refusal: `COMMAND: MESSAGE` (the command without
+/// its dash, the server's message's first line).
+fn refused(cmd: &str, e: &FsError) {
+    let text = e.to_string();
+    eprintln!(
+        "{}: {}",
+        cmd.trim_start_matches('-'),
+        text.lines().next().unwrap_or_default()
+    );
+}
+
 pub async fn run(spec: Option<String>, router: Option<String>, user: Option<String>, args: Vec<String>) -> i32 {
-    let usage = || {
+    let cmd = args.first().cloned().unwrap_or_default();
+    if command_usage(&cmd).is_none() {
+        eprintln!("{}: Unknown command", cmd.trim_start_matches('-'));
         eprintln!("{USAGE}");
+        return 255;
+    }
+    let usage = || {
+        eprintln!("{}", command_usage(&cmd).expect("a known command has a usage line"));
         255
     };
     if args.first().is_some_and(|a| a == "-report") {
@@ -135,7 +163,7 @@ pub async fn run(spec: Option<String>, router: Option<String>, user: Option<Stri
         return match r {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("dfsadmin: {}: {e}", e.exception_name());
+                refused(&cmd, &e);
                 1
             }
         };
@@ -233,7 +261,7 @@ pub async fn run(spec: Option<String>, router: Option<String>, user: Option<Stri
     match r {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("dfsadmin: {}: {e}", e.exception_name());
+            refused(&cmd, &e);
             1
         }
     }
@@ -383,6 +411,12 @@ pub async fn fsck(spec: Option<String>, user: Option<String>, args: Vec<String>)
                 Ok(other) => {
                     eprintln!("fsck: unexpected answer {other:?}");
                     return 1;
+                }
+                Err(FsError::FileNotFound(_)) => {
+                    // As Hadoop's NamenodeFsck: said on stdout, and not an
+                    // error (DFSck exits 0 for it).
+                    println!("\n\nPath '{path}' does not exist");
+                    return 0;
                 }
                 Err(e) => {
                     eprintln!("fsck: {}: {e}", e.exception_name());

@@ -218,9 +218,13 @@ fn main() {
                 user,
                 args,
             } => {
-                if args.is_empty() || args[0] == "-help" {
+                if args.is_empty() {
+                    eprintln!("{}", cli_dfsadmin::USAGE);
+                    return 255;
+                }
+                if args[0] == "-help" {
                     println!("{}", cli_dfsadmin::USAGE);
-                    return if args.is_empty() { 255 } else { 0 };
+                    return 0;
                 }
                 cli_dfsadmin::run(nameservices.or(fs), router, user, args).await
             }
@@ -257,17 +261,17 @@ fn report(r: anyhow::Result<()>) -> i32 {
 }
 
 async fn dfs(fs: Option<String>, user: Option<String>, routing: raftfs_client::Routing, args: Vec<String>) -> i32 {
-    if args.first().is_some_and(|a| a == "-help" || a == "--help" || a == "-h") || args.is_empty() {
-        println!("{}", raftfs_client::dfs::USAGE);
-        return if args.is_empty() {
-            raftfs_client::dfs::EXIT_USAGE
-        } else {
-            0
-        };
-    }
-    // An unknown command is reported before anything is dialed, as `hdfs dfs` does.
-    if !raftfs_client::dfs::is_command(&args[0]) {
-        return raftfs_client::dfs::unknown_command(&args[0], &mut std::io::stderr());
+    // Help, usage and unknown commands are answered before anything is
+    // dialed, as `hdfs dfs` does.
+    let args = if args.first().is_some_and(|a| a == "--help") {
+        vec!["-help".to_string()]
+    } else {
+        args
+    };
+    if let Some(status) =
+        raftfs_client::dfs::offline(&args, &mut std::io::stdout().lock(), &mut std::io::stderr().lock())
+    {
+        return status;
     }
     let Some(fs) = fs else {
         eprintln!(

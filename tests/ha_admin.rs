@@ -35,7 +35,7 @@ async fn transfer_add_and_remove_members() {
     assert!(ms <= 1000, "transfer took {ms} ms on an idle cluster");
     assert_eq!(c.leader().await, to);
     let (code, out, _) = c.haadmin("hdfs", &["-getServiceState", &c.members[&to]]);
-    assert_eq!((code, out.trim()), (0, "leader"));
+    assert_eq!((code, out.trim()), (0, "active"), "HDFS's name for the leader");
     let (code, _, err) = c.haadmin("hdfs", &["-transferLeader", "9"]);
     assert_eq!(code, 1);
     assert!(err.contains("member 9 is not a voter"), "{err}");

@@ -85,6 +85,9 @@ impl Shell<'_> {
             Some(s) if s.is_dir() => Ok(child_path(dst, base_name(src))),
             Some(_) if many => Err(FsError::InvalidArgument(format!("`{dst}': Is not a directory"))),
             None if many => Err(FsError::FileNotFound(format!("`{dst}': No such file or directory"))),
+            None if !self.parent_is_dir(dst).await => {
+                Err(FsError::FileNotFound(format!("`{dst}': No such file or directory")))
+            }
             _ => Ok(dst.to_string()),
         }
     }

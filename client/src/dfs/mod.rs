@@ -15,40 +15,12 @@ use raftfs_proto::{FileStatus, FsError, Permission};
 use crate::FileSystem;
 
 mod data;
+mod help;
 mod text;
 
+pub use help::{command_usage, offline, USAGE};
 use text::{date, human};
 pub use text::{quota_setting, stat_format, Mode};
-
-/// The usage text of `raftfs dfs`.
-pub const USAGE: &str = "Usage: raftfs dfs [generic options]
-\t[-appendToFile <localsrc> ... <dst>]
-\t[-cat [-ignoreCrc] <src> ...]
-\t[-checksum <src> ...]
-\t[-chgrp [-R] GROUP PATH...]
-\t[-chmod [-R] <MODE[,MODE]... | OCTALMODE> PATH...]
-\t[-chown [-R] [OWNER][:[GROUP]] PATH...]
-\t[-copyFromLocal [-f] [-p] [-l] [-d] <localsrc> ... <dst>]
-\t[-copyToLocal [-f] [-p] [-crc] [-ignoreCrc] <src> ... <localdst>]
-\t[-count [-q] [-h] <path> ...]
-\t[-cp [-f] [-p] [-d] <src> ... <dst>]
-\t[-du [-s] [-h] <path> ...]
-\t[-get [-f] [-p] [-crc] [-ignoreCrc] <src> ... <localdst>]
-\t[-help [cmd ...]]
-\t[-ls [-d] [-h] [-R] [<path> ...]]
-\t[-mkdir [-p] <path> ...]
-\t[-mv <src> ... <dst>]
-\t[-put [-f] [-p] [-l] [-d] <localsrc> ... <dst>]
-\t[-rm [-f] [-r|-R] [-skipTrash] <src> ...]
-\t[-rmdir [--ignore-fail-on-non-empty] <dir> ...]
-\t[-setrep [-R] [-w] <rep> <path> ...]
-\t[-stat [format] <path> ...]
-\t[-tail [-f] <file>]
-\t[-test -[defsz] <path>]
-\t[-touchz <path> ...]
-\t[-usage [cmd ...]]
-
-Generic options: --fs raftfs://host:port[,host:port...] (or env RAFTFS_FS), --user NAME (or env RAFTFS_USER)";
 
 /// Exit status for a usage error (`hdfs dfs` returns -1).
 pub const EXIT_USAGE: i32 = 255;
@@ -98,18 +70,6 @@ pub const COMMANDS: [&str; 26] = [
     "h",
 ];
 
-/// Whether `arg` (`-ls`, say) names a command of the shell.
-pub fn is_command(arg: &str) -> bool {
-    COMMANDS.contains(&arg.trim_start_matches('-'))
-}
-
-/// Report an unknown command as `hadoop fs` does; returns the exit status.
-pub fn unknown_command(first: &str, err: &mut dyn Write) -> i32 {
-    let _ = writeln!(err, "{first}: Unknown command");
-    let _ = writeln!(err, "{USAGE}");
-    EXIT_USAGE
-}
-
 /// [`run`], with a progress line on `err` during copies when `progress`
 /// (the binary sets it when stderr is a terminal).
 pub async fn run_with(
@@ -119,11 +79,10 @@ pub async fn run_with(
     err: &mut dyn Write,
     progress: bool,
 ) -> i32 {
-    let Some(first) = args.first() else {
-        let _ = writeln!(err, "{USAGE}");
-        return EXIT_USAGE;
-    };
-    let cmd = first.trim_start_matches('-').to_string();
+    if let Some(status) = offline(args, out, err) {
+        return status;
+    }
+    let cmd = args[0].trim_start_matches('-').to_string();
     let mut sh = Shell {
         fs,
         out,
@@ -155,15 +114,10 @@ pub async fn run_with(
         "tail" => sh.tail(rest).await,
         "cp" => sh.cp(rest).await,
         "checksum" => sh.checksum(rest).await,
-        "help" | "usage" | "h" => {
-            let _ = writeln!(sh.out, "{USAGE}");
-            return 0;
-        }
-        other => return unknown_command(if first.starts_with('-') { first } else { other }, sh.err),
+        other => unreachable!("offline() answers -{other}"),
     };
     if let Err(msg) = usage {
-        let _ = writeln!(sh.err, "-{}: {msg}", sh.cmd);
-        let _ = writeln!(sh.err, "{USAGE}");
+        sh.usage_error(&msg);
         return EXIT_USAGE;
     }
     if sh.failed {
@@ -171,6 +125,24 @@ pub async fn run_with(
     } else {
         0
     }
+}
+
+/// An error's text as the shell shows it after `CMD: ` (a refusal's own
+/// message; a missing or existing path in Hadoop's words).
+fn shell_message(e: &FsError) -> String {
+    match e {
+        FsError::AccessControl(m) => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `` `src' to `target': is a subdirectory of itself `` when moving or
+/// copying directory `src` to `target` would put it inside itself (Hadoop's
+/// `CommandWithDestination`).
+fn into_itself(src: &str, target: &str) -> Option<String> {
+    let src = src.trim_end_matches('/');
+    let inside = target.starts_with(&format!("{src}/")) || (src.is_empty() && target.starts_with('/'));
+    inside.then(|| format!("`{src}' to `{target}': is a subdirectory of itself"))
 }
 
 /// Split `-x` flags (stopping at the first non-flag) from operands.
@@ -220,9 +192,28 @@ impl Shell<'_> {
         let _ = writeln!(self.err, "{line}");
     }
 
+    /// A usage error, as Hadoop's `FsShell` prints it: `-CMD: MESSAGE`,
+    /// then that command's usage line.
+    fn usage_error(&mut self, msg: &str) {
+        let _ = writeln!(self.err, "-{}: {msg}", self.cmd);
+        let line = help::command_usage_line(&self.cmd).unwrap_or_else(|| USAGE.to_string());
+        let _ = writeln!(self.err, "{line}");
+    }
+
     fn fail_msg(&mut self, msg: String) {
         self.failed = true;
         let _ = writeln!(self.err, "{}: {msg}", self.cmd);
+    }
+
+    /// Whether `path`'s parent exists and is a directory (Hadoop's shell
+    /// checks it before writing to a new destination).
+    async fn parent_is_dir(&mut self, path: &str) -> bool {
+        let parent = match path.trim_end_matches('/').rsplit_once('/') {
+            Some(("", _)) => "/",
+            Some((p, _)) => p,
+            None => return true,
+        };
+        matches!(self.fs.get_file_info(parent).await, Ok(Some(s)) if s.is_dir())
     }
 
     async fn status(&mut self, path: &str) -> Option<FileStatus> {
@@ -407,23 +398,37 @@ impl Shell<'_> {
                 return Ok(());
             }
         };
+        if srcs.len() > 1 && dst_st.is_none() {
+            self.fail_msg(format!("`{dst}': No such file or directory"));
+            return Ok(());
+        }
         if srcs.len() > 1 && !dst_st.as_ref().is_some_and(FileStatus::is_dir) {
             self.fail_msg(format!("`{dst}': Is not a directory"));
             return Ok(());
         }
+        if dst_st.is_none() && !self.parent_is_dir(dst).await {
+            self.fail_msg(format!("`{dst}': No such file or directory"));
+            return Ok(());
+        }
         for src in srcs {
-            let Some(_) = self.status(src).await else { continue };
+            let Some(src_st) = self.status(src).await else { continue };
             if dst_st.as_ref().is_some_and(|d| !d.is_dir()) {
                 self.fail_msg(format!("`{dst}': File exists"));
                 continue;
             }
+            let target = match &dst_st {
+                Some(d) if d.is_dir() => child_path(dst, src.rsplit('/').next().unwrap_or(src)),
+                _ => dst.to_string(),
+            };
+            if src_st.is_dir() {
+                if let Some(msg) = into_itself(src, &target) {
+                    self.fail_msg(msg);
+                    continue;
+                }
+            }
             match self.fs.rename(src, dst).await {
                 Ok(true) => {}
                 Ok(false) => {
-                    let target = match &dst_st {
-                        Some(d) if d.is_dir() => child_path(dst, src.rsplit('/').next().unwrap_or(src)),
-                        _ => dst.to_string(),
-                    };
                     if self.fs.exists(&target).await.unwrap_or(false) {
                         self.fail_msg(format!("`{target}': File exists"));
                     } else {
@@ -524,9 +529,24 @@ impl Shell<'_> {
     }
 
     async fn apply_walk(&mut self, path: &str, st: &FileStatus, f: &(dyn Fn(&FileStatus) -> WalkOp + Sync)) {
+        // As Hadoop's shell, an unchanged permission or owner is not set
+        // again, and a refusal says what was being changed.
         let r = match f(st) {
-            WalkOp::Chmod(p) => self.fs.set_permission(path, p).await.map(|_| ()),
-            WalkOp::Chown(o, g) => self.fs.set_owner(path, o.as_deref(), g.as_deref()).await,
+            WalkOp::Chmod(p) if p == st.permission => Ok(()),
+            WalkOp::Chmod(p) => self.fs.set_permission(path, p).await.map(|_| ()).map_err(|e| {
+                FsError::InvalidArgument(format!("changing permissions of '{path}': {}", shell_message(&e)))
+            }),
+            WalkOp::Chown(o, g) => {
+                let o = o.filter(|o| *o != st.owner);
+                let g = g.filter(|g| *g != st.group);
+                if o.is_none() && g.is_none() {
+                    Ok(())
+                } else {
+                    (self.fs.set_owner(path, o.as_deref(), g.as_deref()).await).map_err(|e| {
+                        FsError::InvalidArgument(format!("changing ownership of '{path}': {}", shell_message(&e)))
+                    })
+                }
+            }
             WalkOp::Setrep(n) => match self.fs.set_replication(path, n).await {
                 Ok(true) => {
                     let _ = writeln!(self.out, "Replication {n} set: {path}");
@@ -537,8 +557,10 @@ impl Shell<'_> {
             },
             WalkOp::Skip => Ok(()),
         };
-        if let Err(e) = r {
-            self.fail(path, &e);
+        match r {
+            Err(FsError::InvalidArgument(m)) if m.starts_with("changing ") => self.fail_msg(m),
+            Err(e) => self.fail(path, &e),
+            Ok(()) => {}
         }
     }
 
@@ -567,17 +589,23 @@ impl Shell<'_> {
         if paths.is_empty() {
             return Err("Not enough arguments: expected 2 but got 1".into());
         }
+        // Hadoop's FsShellPermissions: names of [-_./@a-zA-Z0-9].
+        let name_ok = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./@".contains(c));
         let some = |s: &str| if s.is_empty() { None } else { Some(s.to_string()) };
         let (owner, group) = if group_only {
+            if spec.is_empty() || !name_ok(spec) {
+                return Err(format!("'{spec}' does not match expected pattern for group"));
+            }
             (None, some(spec))
         } else {
-            match spec.split_once(':') {
-                Some((o, g)) => (some(o), some(g)),
-                None => (some(spec), None),
+            let (o, g) = spec.split_once(':').unwrap_or((spec, ""));
+            if !name_ok(o) || !name_ok(g) {
+                return Err(format!("'{spec}' does not match expected pattern for [owner][:group]."));
             }
+            (some(o), some(g))
         };
         if owner.is_none() && group.is_none() {
-            return Err(format!("'{spec}' does not match expected pattern for [owner][:group]."));
+            return Err(format!("'{spec}' does not specify owner or group."));
         }
         let op = move |_: &FileStatus| WalkOp::Chown(owner.clone(), group.clone());
         for p in paths {
@@ -591,9 +619,12 @@ impl Shell<'_> {
         let [n, paths @ ..] = ops.as_slice() else {
             return Err("Not enough arguments: expected 2 but got 0".into());
         };
-        let n: u16 = n
-            .parse()
-            .map_err(|_| format!("Illegal replication, a positive integer expected: {n}"))?;
+        // Hadoop's SetReplication parses a short and says what Java says.
+        let n: i16 = n.parse().map_err(|_| format!("For input string: \"{n}\""))?;
+        let n = u16::try_from(n)
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| "replication must be >= 1".to_string())?;
         if paths.is_empty() {
             return Err("Not enough arguments: expected 2 but got 1".into());
         }
@@ -688,14 +719,28 @@ impl Shell<'_> {
     }
 
     async fn test(&mut self, args: &[String]) -> i32 {
-        let (flag, path) = match args {
-            [f, p] if matches!(f.as_str(), "-e" | "-d" | "-f" | "-z" | "-s") => (f.as_str(), p.as_str()),
-            _ => {
-                let _ = writeln!(self.err, "-test: Not enough arguments: expected 1 but got 0");
-                let _ = writeln!(self.err, "{USAGE}");
-                return EXIT_USAGE;
-            }
+        // Hadoop's Test: one path, then exactly one flag.
+        let (flags, paths): (Vec<&String>, Vec<&String>) = args.iter().partition(|a| a.starts_with('-') && a.len() > 1);
+        let problem = if let Some(bad) = flags
+            .iter()
+            .find(|f| !matches!(f.as_str(), "-e" | "-d" | "-f" | "-z" | "-s"))
+        {
+            Some(format!("Illegal option {bad}"))
+        } else if paths.len() != 1 {
+            let which = if paths.is_empty() { "Not enough" } else { "Too many" };
+            Some(format!("{which} arguments: expected 1 but got {}", paths.len()))
+        } else if flags.is_empty() {
+            Some("No test flag given".to_string())
+        } else if flags.len() > 1 {
+            Some("Only one test flag is allowed".to_string())
+        } else {
+            None
         };
+        if let Some(msg) = problem {
+            self.usage_error(&msg);
+            return EXIT_USAGE;
+        }
+        let (flag, path) = (flags[0].as_str(), paths[0].as_str());
         match self.fs.get_file_info(path).await {
             Ok(st) => {
                 let ok = match (flag, &st) {
