@@ -10,7 +10,9 @@ use std::time::Instant;
 
 use tokio::io::AsyncReadExt;
 
-use raftfs_proto::FsError;
+use futures::future::LocalBoxFuture;
+use futures::FutureExt;
+use raftfs_proto::{FileStatus, FsError};
 
 use super::{child_path, flags, human, Shell};
 use crate::{FileReader, FileWriter};
@@ -23,6 +25,8 @@ const TAIL_BYTES: u64 = 1024;
 const TAIL_FOLLOW_INTERVAL_MS: u64 = 1_000;
 /// Suffix of a copy in progress.
 const COPYING_SUFFIX: &str = "._COPYING_";
+/// Entries listed per call while copying a directory.
+const CP_LISTING_PAGE_ENTRIES: u32 = 1000;
 
 fn base_name(p: &str) -> &str {
     p.trim_end_matches('/').rsplit('/').next().unwrap_or(p)
@@ -438,13 +442,50 @@ impl Shell<'_> {
         Ok(())
     }
 
-    async fn cp_one(&mut self, src: &str, target: &str, force: bool) -> Result<(), FsError> {
-        let s = self.fs.get_file_status(src).await?;
-        if s.is_dir() {
-            return Err(FsError::InvalidArgument(format!(
-                "`{src}': Is a directory (not copied)"
-            )));
+    /// Copy `src` to `target`: a file's bytes, or a directory and
+    /// everything below it (as Hadoop's `-cp`, which always recurses).
+    fn cp_one<'s>(&'s mut self, src: &'s str, target: &'s str, force: bool) -> LocalBoxFuture<'s, Result<(), FsError>> {
+        async move {
+            let s = self.fs.get_file_status(src).await?;
+            if !s.is_dir() {
+                return self.cp_file(src, &s, target, force).await;
+            }
+            if let Some(msg) = super::into_itself(src, target) {
+                return Err(FsError::InvalidArgument(msg));
+            }
+            match self.fs.get_file_info(target).await? {
+                Some(t) if !t.is_dir() => return Err(FsError::FileAlreadyExists(target.to_string())),
+                Some(_) => {}
+                None => {
+                    self.fs.mkdirs(target, Some(s.permission)).await?;
+                }
+            }
+            let mut after = String::new();
+            loop {
+                let page = self.fs.list_page(src, &after, CP_LISTING_PAGE_ENTRIES).await?;
+                for child in &page.entries {
+                    let (from, to) = (
+                        child_path(src, &child.path_suffix),
+                        child_path(target, &child.path_suffix),
+                    );
+                    if let Err(e) = self.cp_one(&from, &to, force).await {
+                        match e {
+                            FsError::FileAlreadyExists(_) => self.fail_msg(format!("`{to}': File exists")),
+                            FsError::InvalidArgument(m) => self.fail_msg(m),
+                            e => self.fail(&from, &e),
+                        }
+                    }
+                }
+                match page.entries.last() {
+                    Some(last) if page.remaining_entries > 0 => after = last.path_suffix.clone(),
+                    _ => return Ok(()),
+                }
+            }
         }
+        .boxed_local()
+    }
+
+    async fn cp_file(&mut self, src: &str, s: &FileStatus, target: &str, force: bool) -> Result<(), FsError> {
         if !force && self.fs.exists(target).await? {
             return Err(FsError::FileAlreadyExists(target.to_string()));
         }

@@ -50,7 +50,7 @@ const DESCRIPTIONS: [(&str, &str); 25] = [
     ("copyFromLocal", "Copies local files into the file system (as -put)."),
     ("copyToLocal", "Copies files to the local file system (as -get)."),
     ("count", "Counts the directories, files and bytes under each path. Columns:\nDIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME; with -q first QUOTA\nREMAINING_QUOTA SPACE_QUOTA REMAINING_SPACE_QUOTA.\n-h: sizes in human-readable units."),
-    ("cp", "Copies files to <dst> (not directories).\n-f: overwrite the destination if it exists."),
+    ("cp", "Copies files, and directories with everything below them, to <dst>.\n-f: overwrite destination files that exist."),
     ("du", "Shows the bytes of each file under each path, and what they take\nwith every replica.\n-s: one total per path.\n-h: human-readable units."),
     ("get", "Copies files to the local file system.\n-f: overwrite the local file if it exists."),
     ("help", "Displays help for the given commands, or for all of them."),
