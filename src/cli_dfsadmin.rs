@@ -119,11 +119,7 @@ async fn report_scope(spec: Option<&str>, router: Option<&str>, user: Option<&st
 /// prints it after a usage error in that command.
 fn command_usage(cmd: &str) -> Option<String> {
     let prefix = USAGE.split(" [--").next().expect("USAGE starts with its prefix");
-    USAGE.lines().skip(1).find_map(|l| {
-        let inner = l.trim().split("]  ").next()?.trim_end();
-        let name = inner.strip_prefix('[')?.split([' ', ']']).next()?;
-        (name == cmd).then(|| format!("{prefix} {inner}"))
-    })
+    raftfs_client::dfs::usage_entry(USAGE, cmd).map(|entry| format!("{prefix} {entry}"))
 }
 
 /// Hadoop's DFSAdmin's refusal: `COMMAND: MESSAGE` (the command without

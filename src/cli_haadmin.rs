@@ -51,11 +51,7 @@ async fn admin(fs: Option<String>, user: Option<String>, op: AdminOp) -> i32 {
 
 /// One command's usage line (`Usage: raftfs haadmin [-transferLeader <member id>]`).
 fn command_usage(cmd: &str) -> Option<String> {
-    USAGE.lines().skip(1).find_map(|l| {
-        let inner = l.trim();
-        let name = inner.strip_prefix('[')?.split([' ', ']']).next()?;
-        (name == cmd).then(|| format!("Usage: raftfs haadmin {inner}"))
-    })
+    raftfs_client::dfs::usage_entry(USAGE, cmd).map(|entry| format!("Usage: raftfs haadmin {entry}"))
 }
 
 /// Hadoop's HAAdmin on wrong arguments: `-CMD: incorrect number of

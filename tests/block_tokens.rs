@@ -97,10 +97,7 @@ fn short_circuit(socket: &str, req: &ShortCircuitRequest) -> Result<ShortCircuit
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn datanodes_refuse_block_access_without_a_valid_token() {
-    let mut c = Cluster::start(1, "memory");
-    c.wait_ready().await;
-    c.start_datanodes(1, &[]);
-    c.wait_datanodes(1).await;
+    let c = Cluster::start_with_datanodes(1, "memory", 1).await;
     alices_dir(&c, "/t").await;
     let fs = c.client("alice", &[]);
     let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7) as u8).collect();

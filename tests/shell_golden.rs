@@ -167,17 +167,8 @@ fn run(c: &Cluster, local: &Path, user: &str, line: &str) -> String {
             (0, String::new(), String::new())
         }
         tool @ ("dfs" | "dfsadmin" | "haadmin" | "fsck") => {
-            let out = c
-                .cli()
-                .args([tool, "--fs", &c.fs_uri(), "--user", user])
-                .args(&args[1..])
-                .output()
-                .expect("run raftfs");
-            (
-                out.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&out.stdout).to_string(),
-                String::from_utf8_lossy(&out.stderr).to_string(),
-            )
+            let args: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+            c.tool(tool, user, &args)
         }
         other => panic!("unknown tool {other:?} in {line:?}"),
     };
@@ -197,10 +188,7 @@ fn run(c: &Cluster, local: &Path, user: &str, line: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shells_output_matches_its_golden_scripts() {
-    let mut c = Cluster::start(1, "memory");
-    c.wait_ready().await;
-    c.start_datanodes(1, &[]);
-    c.wait_datanodes(1).await;
+    let c = Cluster::start_with_datanodes(1, "memory", 1).await;
     let mut scripts: Vec<_> = std::fs::read_dir(GOLDEN_DIR)
         .unwrap()
         .map(|e| e.unwrap().path())

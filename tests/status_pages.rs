@@ -118,10 +118,7 @@ fn rows(html: &str, id: &str) -> Vec<Vec<String>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_pages_show_the_cluster_and_browse_its_files() {
-    let mut c = Cluster::start(3, "memory");
-    c.wait_ready().await;
-    c.start_datanodes(2, &[]);
-    c.wait_datanodes(2).await;
+    let c = Cluster::start_with_datanodes(3, "memory", 2).await;
     let ca = c.ca_cert();
     let leader = c.leader().await;
     let follower = (1..=3).find(|i| *i != leader).unwrap();

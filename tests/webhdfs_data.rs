@@ -83,10 +83,7 @@ fn read(c: &Cluster, member: u64, path: &str, query: &str) -> Transfer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhdfs_moves_file_data_through_datanodes() {
-    let mut c = Cluster::start(3, "memory");
-    c.wait_ready().await;
-    c.start_datanodes(3, &[]);
-    c.wait_datanodes(3).await;
+    let c = Cluster::start_with_datanodes(3, "memory", 3).await;
     let l = c.leader().await;
     let hdfs = c.client("hdfs", &["supergroup"]);
     hdfs.mkdirs("/user/alice", None).await.unwrap();

@@ -15,6 +15,7 @@
 //!   [`RaftTimings`], bootstrap, the health monitor, timed snapshots.
 //! * [`call_stream`]: the server side of `Namespace.CallStream`, which
 //!   members and routers both serve.
+//! * [`peer_info`]: asking a member or router for its `MemberInfo`.
 //! * [`client_errors`]: openraft's answers to a client write as `FsError`.
 //! * [`group_metrics`]: the group's Raft state as Prometheus metrics.
 //! * [`cpu`]: the CPU time a node's process has used (reported to benches).
@@ -33,6 +34,7 @@ pub mod layout;
 pub mod leader_contact;
 pub mod log_store;
 pub mod network;
+pub mod peer_info;
 pub mod peer_route;
 pub mod service;
 pub mod snapshot;

@@ -77,6 +77,15 @@ impl Cluster {
         Cluster::start_with(n, store, &[])
     }
 
+    /// [`Cluster::start`], ready, with `datanodes` DataNodes registered.
+    pub async fn start_with_datanodes(n: u64, store: &str, datanodes: u64) -> Cluster {
+        let mut c = Cluster::start(n, store);
+        c.wait_ready().await;
+        c.start_datanodes(datanodes, &[]);
+        c.wait_datanodes(datanodes as usize).await;
+        c
+    }
+
     /// As [`Cluster::start`], passing `extra` to every metaserver.
     pub fn start_with(n: u64, store: &str, extra: &[&str]) -> Cluster {
         Cluster::start_on(&free_ports(n as usize), store, extra)
@@ -315,27 +324,23 @@ impl Cluster {
 
     /// Run `raftfs haadmin --fs <cluster> --user USER ARGS`; (exit code, stdout, stderr).
     pub fn haadmin(&self, user: &str, args: &[&str]) -> (i32, String, String) {
-        let out = self
-            .cli()
-            .args(["haadmin", "--fs", &self.fs_uri(), "--user", user])
-            .args(args)
-            .output()
-            .expect("run raftfs haadmin");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into(),
-            String::from_utf8_lossy(&out.stderr).into(),
-        )
+        self.tool("haadmin", user, args)
     }
 
     /// Run `raftfs dfsadmin --fs <cluster> --user hdfs ARGS`; (exit code, stdout, stderr).
     pub fn dfsadmin(&self, args: &[&str]) -> (i32, String, String) {
+        self.tool("dfsadmin", "hdfs", args)
+    }
+
+    /// Run `raftfs TOOL --fs <cluster> --user USER ARGS` (`dfs`,
+    /// `dfsadmin`, `haadmin`, `fsck`); (exit code, stdout, stderr).
+    pub fn tool(&self, tool: &str, user: &str, args: &[&str]) -> (i32, String, String) {
         let out = self
             .cli()
-            .args(["dfsadmin", "--fs", &self.fs_uri(), "--user", "hdfs"])
+            .args([tool, "--fs", &self.fs_uri(), "--user", user])
             .args(args)
             .output()
-            .expect("run raftfs dfsadmin");
+            .unwrap_or_else(|e| panic!("run raftfs {tool}: {e}"));
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into(),
@@ -670,21 +675,7 @@ impl Cluster {
 
     /// Run `raftfs dfs ARGS` as `user`; returns (exit code, stdout, stderr).
     pub fn dfs(&self, user: &str, args: &[&str]) -> (i32, String, String) {
-        let out = self
-            .cli()
-            .arg("dfs")
-            .arg("--fs")
-            .arg(self.fs_uri())
-            .arg("--user")
-            .arg(user)
-            .args(args)
-            .output()
-            .expect("run raftfs dfs");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into(),
-            String::from_utf8_lossy(&out.stderr).into(),
-        )
+        self.tool("dfs", user, args)
     }
 }
 

@@ -432,11 +432,7 @@ impl Shell<'_> {
                 }
             };
             if let Err(e) = self.cp_one(src, &target, force).await {
-                match e {
-                    FsError::FileAlreadyExists(_) => self.fail_msg(format!("`{target}': File exists")),
-                    FsError::InvalidArgument(m) => self.fail_msg(m),
-                    e => self.fail(src, &e),
-                }
+                self.cp_failed(src, &target, e);
             }
         }
         Ok(())
@@ -469,11 +465,7 @@ impl Shell<'_> {
                         child_path(target, &child.path_suffix),
                     );
                     if let Err(e) = self.cp_one(&from, &to, force).await {
-                        match e {
-                            FsError::FileAlreadyExists(_) => self.fail_msg(format!("`{to}': File exists")),
-                            FsError::InvalidArgument(m) => self.fail_msg(m),
-                            e => self.fail(&from, &e),
-                        }
+                        self.cp_failed(&from, &to, e);
                     }
                 }
                 match page.entries.last() {
@@ -483,6 +475,15 @@ impl Shell<'_> {
             }
         }
         .boxed_local()
+    }
+
+    /// Report a copy of `src` to `target` that failed, as Hadoop's shell.
+    fn cp_failed(&mut self, src: &str, target: &str, e: FsError) {
+        match e {
+            FsError::FileAlreadyExists(_) => self.fail_msg(format!("`{target}': File exists")),
+            FsError::InvalidArgument(m) => self.fail_msg(m),
+            e => self.fail(src, &e),
+        }
     }
 
     async fn cp_file(&mut self, src: &str, s: &FileStatus, target: &str, force: bool) -> Result<(), FsError> {

@@ -68,14 +68,26 @@ const DESCRIPTIONS: [(&str, &str); 25] = [
     ("usage", "Displays the usage for the given commands, or for all of them."),
 ];
 
+/// The entry of command `cmd` (`-safemode`) in a tool's usage text, which
+/// has one line per command after its first: the bracketed
+/// `[-safemode <enter | leave | get | wait>]`, without a note after it.
+/// What Hadoop's tools print as that command's usage (`dfs`, `dfsadmin`
+/// and `haadmin` all use it).
+pub fn usage_entry<'u>(usage: &'u str, cmd: &str) -> Option<&'u str> {
+    usage.lines().skip(1).find_map(|l| {
+        let l = l.trim();
+        let entry = &l[..=l.rfind(']')?];
+        let name = entry.strip_prefix('[')?.split([' ', ']']).next()?;
+        (name == cmd).then_some(entry)
+    })
+}
+
 /// The usage of `cmd` (without its dash): `-mkdir [-p] <path> ...`.
 pub fn command_usage(cmd: &str) -> Option<&'static str> {
     let cmd = if cmd == "h" { "help" } else { cmd };
-    USAGE.lines().find_map(|l| {
-        let inner = l.trim().strip_prefix('[')?.strip_suffix(']')?;
-        let name = inner.strip_prefix('-')?.split(' ').next()?;
-        (name == cmd).then_some(inner)
-    })
+    usage_entry(USAGE, &format!("-{cmd}"))?
+        .strip_prefix('[')?
+        .strip_suffix(']')
 }
 
 /// `Usage: raftfs dfs [generic options] -CMD ...`, the line Hadoop prints

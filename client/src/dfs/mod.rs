@@ -18,7 +18,7 @@ mod data;
 mod help;
 mod text;
 
-pub use help::{command_usage, offline, USAGE};
+pub use help::{command_usage, offline, usage_entry, USAGE};
 use text::{date, human};
 pub use text::{quota_setting, stat_format, Mode};
 
@@ -531,20 +531,19 @@ impl Shell<'_> {
     async fn apply_walk(&mut self, path: &str, st: &FileStatus, f: &(dyn Fn(&FileStatus) -> WalkOp + Sync)) {
         // As Hadoop's shell, an unchanged permission or owner is not set
         // again, and a refusal says what was being changed.
+        let changing = |what: &'static str| move |e| (Some(what), e);
         let r = match f(st) {
             WalkOp::Chmod(p) if p == st.permission => Ok(()),
-            WalkOp::Chmod(p) => self.fs.set_permission(path, p).await.map(|_| ()).map_err(|e| {
-                FsError::InvalidArgument(format!("changing permissions of '{path}': {}", shell_message(&e)))
-            }),
+            WalkOp::Chmod(p) => (self.fs.set_permission(path, p).await)
+                .map(|_| ())
+                .map_err(changing("permissions")),
             WalkOp::Chown(o, g) => {
                 let o = o.filter(|o| *o != st.owner);
                 let g = g.filter(|g| *g != st.group);
                 if o.is_none() && g.is_none() {
                     Ok(())
                 } else {
-                    (self.fs.set_owner(path, o.as_deref(), g.as_deref()).await).map_err(|e| {
-                        FsError::InvalidArgument(format!("changing ownership of '{path}': {}", shell_message(&e)))
-                    })
+                    (self.fs.set_owner(path, o.as_deref(), g.as_deref()).await).map_err(changing("ownership"))
                 }
             }
             WalkOp::Setrep(n) => match self.fs.set_replication(path, n).await {
@@ -553,13 +552,13 @@ impl Shell<'_> {
                     Ok(())
                 }
                 Ok(false) => Ok(()),
-                Err(e) => Err(e),
+                Err(e) => Err((None, e)),
             },
             WalkOp::Skip => Ok(()),
         };
         match r {
-            Err(FsError::InvalidArgument(m)) if m.starts_with("changing ") => self.fail_msg(m),
-            Err(e) => self.fail(path, &e),
+            Err((Some(what), e)) => self.fail_msg(format!("changing {what} of '{path}': {}", shell_message(&e))),
+            Err((None, e)) => self.fail(path, &e),
             Ok(()) => {}
         }
     }

@@ -609,6 +609,6 @@ const HEALTH_QUERY_TIMEOUT_MS: u64 = 500;
 
 /// A peer's health as its MemberInfo reports it; None if it does not answer.
 async fn peer_health(addr: &str, dialer: &Dialer) -> Option<String> {
-    let info = super::member_info::peer_info(dialer, addr, HEALTH_QUERY_TIMEOUT_MS).await;
+    let info = raftfs_raft::peer_info::peer_info(dialer, addr, PeerRole::Member, HEALTH_QUERY_TIMEOUT_MS).await;
     info.ok().map(|i| i.health)
 }

@@ -1,18 +1,16 @@
 //! What a member says of itself (`MemberInfo`: its nameservice, role,
-//! term, log indexes, health, membership), and asking a peer the same.
+//! term, log indexes, health, membership); peers are asked the same with
+//! [`raftfs_raft::peer_info`].
 //!
 //! The answer is read from the member's Raft metrics and its own monitors
 //! when asked; it is a moment's view, and a follower's commit index may lag
-//! the leader's. Asking a peer is bounded by a timeout, so a page or
-//! monitor that asks every member is never held by one that is down.
+//! the leader's.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
 use raftfs_proto::pb;
-use raftfs_trust::{Dialer, PeerRole};
 
 use super::member::Member;
 
@@ -62,20 +60,4 @@ impl Member {
                 .collect(),
         }
     }
-}
-
-/// What the member at `addr` says of itself, over `dialer`, within
-/// `timeout_ms` (to connect, and again to answer); why not, if it does not.
-pub async fn peer_info(dialer: &Dialer, addr: &str, timeout_ms: u64) -> Result<pb::MemberInfoReply, String> {
-    let ep = dialer
-        .endpoint(addr, PeerRole::Member)
-        .map_err(|e| e.to_string())?
-        .connect_timeout(Duration::from_millis(timeout_ms))
-        .timeout(Duration::from_millis(timeout_ms));
-    let ch = ep.connect().await.map_err(|e| e.to_string())?;
-    pb::namespace_client::NamespaceClient::new(ch)
-        .member_info(pb::MemberInfoRequest {})
-        .await
-        .map(|r| r.into_inner())
-        .map_err(|s| s.message().to_string())
 }

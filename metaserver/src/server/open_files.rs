@@ -22,6 +22,8 @@ pub const MAX_OPEN_FILES_LISTED: usize = 1000;
 pub const MAX_NAME_SEARCH_ENTRIES: usize = 10_000;
 /// Entries read per page while searching.
 const NAME_SEARCH_PAGE_ENTRIES: usize = 1000;
+/// Lease holders read per page.
+const LEASES_PAGE_ENTRIES: usize = 1000;
 
 /// One file open for write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +47,7 @@ pub fn open_files(store: &dyn Store) -> Result<(Vec<OpenFile>, bool), StoreError
     let mut out = Vec::new();
     let mut after = String::new();
     loop {
-        let page = store.leases_page(&after, NAME_SEARCH_PAGE_ENTRIES)?;
+        let page = store.leases_page(&after, LEASES_PAGE_ENTRIES)?;
         let Some((last, _)) = page.last() else {
             return Ok((out, false));
         };

@@ -26,14 +26,15 @@ use axum::extract::State;
 use axum::response::{Redirect, Response};
 use axum::routing::get;
 use axum::{Extension, Router};
-use maud::{html, Markup};
-use raftfs_proto::{pb, AdminState, DatanodeInfo};
+use maud::html;
+use raftfs_proto::{AdminState, DatanodeInfo};
+use raftfs_raft::peer_info::peer_info;
+use raftfs_trust::PeerRole;
 use raftfs_web::status::units::{age, bytes, percent};
-use raftfs_web::status::{explorer_routes, NavTab, StatusShell};
+use raftfs_web::status::{explorer_routes, health_cell, member_header, member_rows, MemberAnswer, NavTab, StatusShell};
 use raftfs_web::{axum, HttpCaller};
 
 use super::member::Member;
-use super::member_info::peer_info;
 use super::member_metrics::Capacity;
 use super::open_files::{open_files, MAX_OPEN_FILES_LISTED};
 use super::web_namespace::MemberWebNamespace;
@@ -98,15 +99,7 @@ pub fn status_routes(member: Arc<Member>) -> Router {
 
 /// Refuse callers who may not read the member's state.
 fn refused(p: &Pages, caller: &HttpCaller, tab: &str) -> Option<Response> {
-    caller
-        .may_read_instrumentation(p.member.client_auth)
-        .err()
-        .map(|e| p.shell.error_page(tab, &e))
-}
-
-/// `text` marked good when it says HEALTHY, bad otherwise.
-fn health_cell(text: &str) -> Markup {
-    html! { td class=(if text == "HEALTHY" { "good" } else { "bad" }) { (text) } }
+    p.shell.refuse_uninstrumented(caller, p.member.client_auth, tab)
 }
 
 async fn overview(State(p): State<Arc<Pages>>, Extension(caller): Extension<HttpCaller>) -> Response {
@@ -122,11 +115,16 @@ async fn overview(State(p): State<Arc<Pages>>, Extension(caller): Extension<Http
         let info = if peer.id == me.member_id {
             Ok(me.clone())
         } else {
-            peer_info(dialer, &peer.addr, PEER_INFO_TIMEOUT_MS).await
+            peer_info(dialer, &peer.addr, PeerRole::Member, PEER_INFO_TIMEOUT_MS).await
         };
-        (peer.clone(), info)
+        MemberAnswer {
+            id: peer.id,
+            addr: peer.addr.clone(),
+            voter: Some(peer.voter),
+            info,
+        }
     });
-    let members: Vec<(pb::MemberAddr, Result<pb::MemberInfoReply, String>)> = futures::future::join_all(asks).await;
+    let members: Vec<MemberAnswer> = futures::future::join_all(asks).await;
     let safemode = m.blocks.safemode_status();
     let nodes = m.blocks.datanode_report(Instant::now());
     let cap = Capacity::of_live(&nodes);
@@ -151,35 +149,8 @@ async fn overview(State(p): State<Arc<Pages>>, Extension(caller): Extension<Http
         }
         h2 { "Members" }
         table #members {
-            thead { tr {
-                th { "ID" } th { "Address" } th { "Voter" } th { "Role" } th { "Term" }
-                th { "Last log index" } th { "Commit index" } th { "Applied index" } th { "Snapshot index" } th { "Health" }
-            } }
-            tbody {
-                @for (peer, info) in &members {
-                    tr {
-                        td.num { (peer.id) }
-                        td { (peer.addr) }
-                        td { (if peer.voter { "yes" } else { "learner" }) }
-                        @match info {
-                            Ok(i) => {
-                                td { (i.role) }
-                                td.num { (i.term) }
-                                td.num { (i.last_log_index) }
-                                td.num { (i.commit_index) }
-                                td.num { (i.applied_index) }
-                                td.num { (i.snapshot_index) }
-                                (health_cell(&i.health))
-                            }
-                            Err(e) => {
-                                td.bad { "UNREACHABLE" }
-                                td colspan="5" {}
-                                td.bad { (e) }
-                            }
-                        }
-                    }
-                }
-            }
+            thead { (member_header(true)) }
+            tbody { (member_rows(&members, |_, i| i.role.clone())) }
         }
         h2 { "Block pool " (me.block_pool_id) }
         table #capacity {
@@ -269,7 +240,7 @@ async fn open_files_page(State(p): State<Arc<Pages>>, Extension(caller): Extensi
     let now = p.member.shared().log_clock.estimate();
     let body = html! {
         p { (files.len()) " file(s) open for write" @if more { " (the first " (MAX_OPEN_FILES_LISTED) " shown)" } ", as of applied index "
-            (p.member.info().applied_index) "." }
+            (*p.member.shared().applied_index().borrow()) "." }
         table #openfiles {
             thead { tr { th { "Path" } th { "Inode" } th { "Length so far" } th { "Lease holder" } th { "Last renewal" } } }
             tbody {

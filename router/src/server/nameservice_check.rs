@@ -8,9 +8,8 @@
 //! reformatted afterwards is caught by DataNodes (which compare block pool
 //! ids at every registration) and by its own members, not here.
 
-use std::time::Duration;
-
 use raftfs_proto::{pb, FsError};
+use raftfs_raft::peer_info::peer_info;
 use raftfs_trust::{Dialer, PeerRole};
 
 use crate::federation::NameserviceRecord;
@@ -21,23 +20,7 @@ pub const MEMBER_INFO_TIMEOUT_MS: u64 = 2_000;
 /// What the member at `addr` says of itself (`MemberInfo`), over `dialer`,
 /// within [`MEMBER_INFO_TIMEOUT_MS`]; why not, if it does not answer.
 pub async fn member_info(dialer: &Dialer, addr: &str) -> Result<pb::MemberInfoReply, String> {
-    node_info(dialer, addr, PeerRole::Member).await
-}
-
-/// What the node at `addr`, which must hold a certificate of `role`, says
-/// of itself (`MemberInfo`), within [`MEMBER_INFO_TIMEOUT_MS`].
-pub async fn node_info(dialer: &Dialer, addr: &str, role: PeerRole) -> Result<pb::MemberInfoReply, String> {
-    let ep = dialer
-        .endpoint(addr, role)
-        .map_err(|e| e.to_string())?
-        .connect_timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS))
-        .timeout(Duration::from_millis(MEMBER_INFO_TIMEOUT_MS));
-    let ch = ep.connect().await.map_err(|e| e.to_string())?;
-    pb::namespace_client::NamespaceClient::new(ch)
-        .member_info(pb::MemberInfoRequest {})
-        .await
-        .map(|r| r.into_inner())
-        .map_err(|s| s.message().to_string())
+    peer_info(dialer, addr, PeerRole::Member, MEMBER_INFO_TIMEOUT_MS).await
 }
 
 /// Check `record` against its members, over `dialer`, for cluster `cluster_id`.

@@ -13,8 +13,7 @@
 //! `/` leads to the overview. The state pages are readable as `/metrics`
 //! is ([`raftfs_web::HttpCaller::may_read_instrumentation`]); the browser
 //! lists as the caller, through the mount table. Nodes that do not answer
-//! within [`super::nameservice_check::MEMBER_INFO_TIMEOUT_MS`] are shown
-//! unreachable. Caveat: each
+//! within [`MEMBER_INFO_TIMEOUT_MS`] are shown unreachable. Caveat: each
 //! nameservice's DataNodes in detail (capacity, last contact) and its open
 //! files are on its members' pages.
 
@@ -25,14 +24,15 @@ use axum::response::{Redirect, Response};
 use axum::routing::get;
 use axum::{Extension, Router};
 use futures::future::join_all;
-use maud::{html, Markup};
+use maud::html;
 use openraft::async_runtime::WatchReceiver;
 use raftfs_proto::{pb, Permission};
+use raftfs_raft::peer_info::peer_info;
 use raftfs_trust::PeerRole;
-use raftfs_web::status::{explorer_routes, NavTab, StatusShell};
+use raftfs_web::status::{explorer_routes, health_cell, member_header, member_rows, MemberAnswer, NavTab, StatusShell};
 use raftfs_web::{axum, HttpCaller};
 
-use super::nameservice_check::node_info;
+use super::nameservice_check::MEMBER_INFO_TIMEOUT_MS;
 use super::node::RouterNode;
 use super::web_namespace::RouterWebNamespace;
 use crate::federation::Federation;
@@ -82,72 +82,23 @@ pub fn status_routes(node: Arc<RouterNode>) -> Router {
 }
 
 fn refused(p: &Pages, caller: &HttpCaller, tab: &str) -> Option<Response> {
-    caller
-        .may_read_instrumentation(p.node.client_auth)
-        .err()
-        .map(|e| p.shell.error_page(tab, &e))
-}
-
-fn health_cell(text: &str) -> Markup {
-    html! { td class=(if text == "HEALTHY" { "good" } else { "bad" }) { (text) } }
+    p.shell.refuse_uninstrumented(caller, p.node.client_auth, tab)
 }
 
 /// Ask every `(id, addr)` of `role` for its `MemberInfo`, at once.
-async fn ask_all(
-    p: &Pages,
-    nodes: Vec<(u64, String)>,
-    role: PeerRole,
-) -> Vec<(u64, String, Result<pb::MemberInfoReply, String>)> {
+async fn ask_all(p: &Pages, nodes: Vec<(u64, String)>, role: PeerRole) -> Vec<MemberAnswer> {
     let dialer = &p.node.security.dialer;
     join_all(nodes.into_iter().map(|(id, addr)| async move {
-        let info = node_info(dialer, &addr, role).await;
-        (id, addr, info)
+        let info = peer_info(dialer, &addr, role, MEMBER_INFO_TIMEOUT_MS).await;
+        MemberAnswer {
+            id,
+            addr,
+            voter: None,
+            info,
+        }
     }))
     .await
 }
-
-/// One row per node: what it answered, or that it did not.
-fn node_rows(
-    rows: &[(u64, String, Result<pb::MemberInfoReply, String>)],
-    role_of: impl Fn(u64, &pb::MemberInfoReply) -> String,
-) -> Markup {
-    html! {
-        @for (id, addr, info) in rows {
-            tr {
-                td.num { (id) }
-                td { (addr) }
-                @match info {
-                    Ok(i) => {
-                        td { (role_of(*id, i)) }
-                        td.num { (i.term) }
-                        td.num { (i.last_log_index) }
-                        td.num { (i.commit_index) }
-                        td.num { (i.applied_index) }
-                        td.num { (i.snapshot_index) }
-                        (health_cell(&i.health))
-                    }
-                    Err(e) => {
-                        td.bad { "UNREACHABLE" }
-                        td colspan="5" {}
-                        td.bad { (e) }
-                    }
-                }
-            }
-        }
-    }
-}
-
-const NODE_HEADERS: [&str; 9] = [
-    "ID",
-    "Address",
-    "Role",
-    "Term",
-    "Last log index",
-    "Commit index",
-    "Applied index",
-    "Snapshot index",
-    "Health",
-];
 
 async fn overview(State(p): State<Arc<Pages>>, Extension(caller): Extension<HttpCaller>) -> Response {
     const TAB: &str = "/federationhealth.html";
@@ -173,8 +124,8 @@ async fn overview(State(p): State<Arc<Pages>>, Extension(caller): Extension<Http
     });
     let router_rows = ask_all(&p, routers, PeerRole::Router).await;
     let leader = status.leader;
-    let router_role = |id: u64, _: &pb::MemberInfoReply| {
-        if Some(id) == leader {
+    let router_role = |row: &MemberAnswer, _: &pb::MemberInfoReply| {
+        if Some(row.id) == leader {
             "LEADER".to_string()
         } else {
             "FOLLOWER".to_string()
@@ -200,16 +151,16 @@ async fn overview(State(p): State<Arc<Pages>>, Extension(caller): Extension<Http
         }
         h2 { "Routers (the mount table's group)" }
         table #routers {
-            thead { tr { @for h in NODE_HEADERS { th { (h) } } } }
-            tbody { (node_rows(&router_rows, router_role)) }
+            thead { (member_header(false)) }
+            tbody { (member_rows(&router_rows, router_role)) }
         }
         @for (r, rows) in records.iter().zip(&ns_rows) {
             h2 { "Nameservice " (r.name) @if disabled.contains(&r.name) { " " span.bad { "(disabled)" } } }
             p { "Namespace ID " (r.namespace_id) ", block pool " (r.block_pool_id) ". DataNodes serving WebHDFS: "
-                (rows.iter().filter_map(|(_, _, i)| i.as_ref().ok()).map(|i| i.datanode_http.len()).max().unwrap_or(0)) "." }
+                (rows.iter().filter_map(|row| row.info.as_ref().ok()).map(|i| i.datanode_http.len()).max().unwrap_or(0)) "." }
             table.nameservice data-nameservice=(r.name) {
-                thead { tr { @for h in NODE_HEADERS { th { (h) } } } }
-                tbody { (node_rows(rows, |_, i| i.role.clone())) }
+                thead { (member_header(false)) }
+                tbody { (member_rows(rows, |_, i| i.role.clone())) }
             }
         }
         @if records.is_empty() { p.note { "No nameservice is registered (routeradmin -addNameservice)." } }

@@ -104,7 +104,7 @@ async fn listing(x: &Explorer, caller: &HttpCaller, query: &str) -> Result<(Stri
     let start_after = params.get("start_after").unwrap_or_default().to_string();
     let op = Op::GetListing {
         path: path.clone(),
-        start_after: start_after.clone(),
+        start_after,
         limit: MAX_EXPLORER_ENTRIES_PER_PAGE,
     };
     let page = match x.ns.call(&who, op).await {
@@ -117,7 +117,7 @@ async fn listing(x: &Explorer, caller: &HttpCaller, query: &str) -> Result<(Stri
         Err(e) => return Err(RemoteException::from(&e)),
     };
     let creds = credentials(&params);
-    // A file lists as itself (its own name as the suffix).
+    // A file lists as itself, with an empty name.
     let is_file = page.entries.len() == 1 && !page.entries[0].is_dir() && page.entries[0].path_suffix.is_empty();
     let parent = match path.rsplit_once('/') {
         Some(("", _)) if path != "/" => Some("/".to_string()),

@@ -9,6 +9,7 @@
 //! * [`explorer_routes`]: `/explorer.html`, the file browser, over any
 //!   [`crate::webhdfs::WebHdfsNamespace`]; files download through the
 //!   node's own WebHDFS (`op=OPEN`, redirected to a DataNode).
+//! * [`member_rows`]: a Raft group's members as each answered `MemberInfo`.
 //! * [`units`]: sizes, ages and times as the pages print them.
 //!
 //! What each node shows is its own (the member's and the router's crates
@@ -23,8 +24,10 @@
 //! `<script>` is text on the page).
 
 mod explorer;
+mod member_table;
 mod shell;
 pub mod units;
 
 pub use explorer::{explorer_routes, MAX_EXPLORER_ENTRIES_PER_PAGE};
+pub use member_table::{health_cell, member_header, member_rows, MemberAnswer};
 pub use shell::{NavTab, StatusShell};

@@ -5,7 +5,9 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use crate::RemoteException;
+use raftfs_trust::ClientAuth;
+
+use crate::{HttpCaller, RemoteException};
 
 /// One tab of the pages' bar.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +47,14 @@ impl StatusShell {
     /// Page `title` (the tab at `current`), with `body`, as a 200.
     pub fn page(&self, current: &str, title: &str, body: Markup) -> Response {
         self.answer(StatusCode::OK, current, title, body)
+    }
+
+    /// The refusal page for a caller who may not read the node's state
+    /// under `auth` ([`HttpCaller::may_read_instrumentation`], as `/jmx`);
+    /// `None`: it may.
+    pub fn refuse_uninstrumented(&self, caller: &HttpCaller, auth: ClientAuth, current: &str) -> Option<Response> {
+        let e = caller.may_read_instrumentation(auth).err()?;
+        Some(self.error_page(current, &e))
     }
 
     /// A page saying why the request was refused, with its status.
