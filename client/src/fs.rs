@@ -474,6 +474,18 @@ impl FileSystem {
         .map(|_| ())
     }
 
+    /// Move the blocks of `sources`, in order, to the end of `target` and
+    /// delete the sources (HDFS `concat`): closed files of one directory,
+    /// no data copied.
+    pub async fn concat(&self, target: &str, sources: &[String]) -> Result<(), FsError> {
+        self.call(Op::Concat {
+            target: target.into(),
+            sources: sources.to_vec(),
+        })
+        .await
+        .map(|_| ())
+    }
+
     pub async fn delete(&self, path: &str, recursive: bool) -> Result<bool, FsError> {
         expect_bool(
             self.call(Op::Delete {

@@ -116,7 +116,8 @@ pub fn retarget(op: &Op, path: &str) -> Op {
         | Op::RecoverLease { path: p }
         | Op::Append { path: p }
         | Op::Rename { src: p, .. }
-        | Op::Rename2 { src: p, .. } => *p = path.to_string(),
+        | Op::Rename2 { src: p, .. }
+        | Op::Concat { target: p, .. } => *p = path.to_string(),
         Op::RenewLease
         | Op::CommitBlockSynchronization { .. }
         | Op::SetDatanodeAdmin { .. }

@@ -144,6 +144,14 @@ impl Inode {
         }
     }
 
+    /// A file's preferred block size (0 for a directory).
+    pub fn block_size(&self) -> u64 {
+        match self.kind {
+            InodeKind::File { block_size, .. } => block_size,
+            InodeKind::Directory { .. } => 0,
+        }
+    }
+
     /// True while a writer holds the file open.
     pub fn under_construction(&self) -> bool {
         self.lease_holder().is_some()

@@ -79,7 +79,7 @@ fn random_op(rng: &mut StdRng, m: &mut Memory) -> (CallCtx, Op) {
     let c = ctx(rng, m);
     let p = path(rng);
     let last = |m: &Memory, p: &str| m.blocks.get(p).copied();
-    let op = match rng.gen_range(0..27) {
+    let op = match rng.gen_range(0..28) {
         0..=3 => Op::Mkdirs {
             path: p,
             permission: Permission([0o755, 0o700, 0o777][rng.gen_range(0..3)]),
@@ -182,6 +182,10 @@ fn random_op(rng: &mut StdRng, m: &mut Memory) -> (CallCtx, Op) {
         25 => Op::SetDatanodeAdmin {
             node: format!("dn{}", rng.gen_range(0..3)),
             decommission: rng.gen_bool(0.5),
+        },
+        26 => Op::Concat {
+            target: p,
+            sources: (0..rng.gen_range(1..4)).map(|_| path(rng)).collect(),
         },
         _ => match rng.gen_range(0..3) {
             0 => Op::GetFileInfo { path: p },

@@ -355,3 +355,165 @@ fn soft_limit_and_quota_rocksdb() {
         ));
     }
 }
+
+impl<S: Store> T<S> {
+    /// A closed file at `path` of blocks `lens` bytes long.
+    fn closed_file(&mut self, path: &str, repl: u16, block_size: u64, lens: &[u64]) -> Vec<Block> {
+        let op = Op::Create {
+            path: path.into(),
+            permission: Permission(0o644),
+            overwrite: false,
+            create_parent: true,
+            replication: repl,
+            block_size,
+        };
+        self.run("w", op).unwrap();
+        let mut blocks: Vec<Block> = Vec::new();
+        for &len in lens {
+            let b = self.add_block("w", path, blocks.last().copied()).unwrap();
+            blocks.push(with_len(b, len));
+        }
+        let last = blocks.last().copied();
+        let done = self
+            .run(
+                "w",
+                Op::Complete {
+                    path: path.into(),
+                    last,
+                },
+            )
+            .unwrap();
+        assert_eq!(done, OpResult::Bool(true));
+        blocks
+    }
+
+    fn concat(&mut self, user: &str, target: &str, sources: &[&str]) -> Result<OpResult, FsError> {
+        self.t += 1000;
+        self.call += 1;
+        let ctx = CallCtx {
+            user: user.into(),
+            ..ctx("c", self.call)
+        };
+        let op = Op::Concat {
+            target: target.into(),
+            sources: sources.iter().map(|s| s.to_string()).collect(),
+        };
+        self.e.execute(&ctx, &op, self.t)
+    }
+
+    fn located(&mut self, path: &str) -> Vec<(u64, u64, u64)> {
+        let op = Op::GetBlockLocations {
+            path: path.into(),
+            offset: 0,
+            length: u64::MAX,
+        };
+        match self.run("reader", op).unwrap() {
+            OpResult::Blocks(l) => l
+                .blocks
+                .iter()
+                .map(|b| (b.block.id, b.offset, b.block.num_bytes))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn ds_used(&mut self, dir: &str) -> (u64, u64) {
+        let id = self.status(dir).file_id;
+        let q = self.e.store().inode(id).unwrap().unwrap();
+        let q = q.quota().expect("a quota");
+        (q.ns_used, q.ds_used)
+    }
+}
+
+/// concat moves the sources' blocks, in order, to the end of the target:
+/// the block rows then name the target and its replication, the sources
+/// are gone, lengths and offsets add up, quota usage follows (a source of
+/// lower replication costs more space once it is the target's), and the
+/// refusals that need blocks to reach are HDFS's.
+fn concat_moves_blocks<S: Store>(mut t: T<S>) {
+    let mkdir = Op::Mkdirs {
+        path: "/d".into(),
+        permission: Permission(0o755),
+        create_parent: true,
+    };
+    t.run("hdfs", mkdir).unwrap();
+    let quota = Op::SetQuota {
+        path: "/d".into(),
+        namespace: QuotaSetting::Set(100),
+        space: QuotaSetting::Set(100 * MB),
+    };
+    t.run("hdfs", quota).unwrap();
+    let tb = t.closed_file("/d/t", 3, MB, &[MB, 10]);
+    let ab = t.closed_file("/d/a", 2, MB, &[MB, 5]);
+    let bb = t.closed_file("/d/b", 3, MB, &[7]);
+    let target_id = t.status("/d/t").file_id;
+    let before = t.ds_used("/d");
+    assert_eq!(before, (4, 3 * (MB + 10) + 2 * (MB + 5) + 3 * 7));
+
+    // Refusals that need a non-empty source.
+    t.closed_file("/d/big", 3, 2 * MB, &[9]);
+    let e = t.concat("hdfs", "/d/t", &["/d/big"]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "concat: source file /d/big has preferred block size 2097152 which is greater than the target file's preferred block size 1048576"
+    );
+    let e = t.concat("hdfs", "/d/t", &["/d/a", "/d/a"]).unwrap_err();
+    assert_eq!(e.to_string(), "concat: at least two of the source files are the same");
+
+    assert_eq!(t.concat("hdfs", "/d/t", &["/d/a", "/d/b"]).unwrap(), OpResult::Unit);
+    let s = t.status("/d/t");
+    assert_eq!((s.length, s.under_construction), (MB + 10 + MB + 5 + 7, false));
+    let ids: Vec<u64> = tb.iter().chain(&ab).chain(&bb).map(|b| b.id).collect();
+    let located = t.located("/d/t");
+    assert_eq!(located.iter().map(|l| l.0).collect::<Vec<_>>(), ids, "blocks in order");
+    let offsets: Vec<u64> = located.iter().map(|l| l.1).collect();
+    assert_eq!(offsets, vec![0, MB, MB + 10, 2 * MB + 10, 2 * MB + 15]);
+    for id in &ids {
+        let row = t.block_row(*id).expect("a moved block keeps its row");
+        assert_eq!(
+            (row.inode, row.replication, row.under_construction),
+            (target_id, 3, false),
+            "block {id}"
+        );
+    }
+    for gone in ["/d/a", "/d/b"] {
+        let r = t.run("reader", Op::GetFileInfo { path: gone.into() }).unwrap();
+        assert_eq!(r, OpResult::Status(None), "{gone} is deleted");
+    }
+    assert_eq!(t.status("/d").children_num, 2, "t and big are left");
+    // /d/a's bytes now count at replication 3.
+    assert_eq!(t.ds_used("/d"), (3, 3 * (2 * MB + 22) + 3 * 9));
+    match t.run("x", Op::GetContentSummary { path: "/d".into() }).unwrap() {
+        OpResult::Summary(c) => assert_eq!((c.file_count, c.space_consumed), (2, 3 * (2 * MB + 22) + 3 * 9)),
+        other => panic!("{other:?}"),
+    }
+
+    // A source of lower replication that would overrun the space quota.
+    let quota = Op::SetQuota {
+        path: "/d".into(),
+        namespace: QuotaSetting::Keep,
+        space: QuotaSetting::Set(3 * (2 * MB + 22) + 3 * 9 + 2 * MB),
+    };
+    t.run("hdfs", quota).unwrap();
+    t.closed_file("/d/one", 1, MB, &[MB]);
+    let e = t.concat("hdfs", "/d/t", &["/d/one"]).unwrap_err();
+    assert!(matches!(e, FsError::DSQuotaExceeded(_)), "{e:?}");
+    assert!(t.status("/d/one").length == MB, "a refused concat changes nothing");
+}
+
+#[test]
+fn concat_moves_blocks_memory() {
+    concat_moves_blocks(T::new(MemStore::new(), ExecMode::Apply));
+    concat_moves_blocks(T::new(MemStore::new(), ExecMode::Leader));
+}
+
+#[test]
+fn concat_moves_blocks_rocksdb() {
+    for mode in [ExecMode::Apply, ExecMode::Leader] {
+        let dir = tempfile::tempdir().unwrap();
+        concat_moves_blocks(T::new(
+            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
+            mode,
+        ));
+    }
+}

@@ -16,6 +16,9 @@ pub const MAX_LISTING_ENTRIES: usize = 1000;
 pub const MAX_RPC_BYTES: usize = 64 * 1024 * 1024;
 /// Longest user or group name, in bytes.
 pub const MAX_PRINCIPAL_LEN_BYTES: usize = 256;
+/// Most source files one `concat` joins to its target (HDFS has no bound;
+/// one call's log entry and the directory lock it holds stay bounded).
+pub const MAX_CONCAT_SOURCES: usize = 1024;
 /// Most groups a caller may name.
 pub const MAX_GROUPS_PER_CALLER: usize = 64;
 /// Largest replication factor accepted (HDFS `dfs.replication.max`).

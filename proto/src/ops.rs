@@ -228,6 +228,15 @@ pub enum Op {
         version: u64,
         prefixes: Vec<String>,
     },
+    // ---- appended: the tags above are on disk ----
+    /// Move the blocks of `sources`, in order, to the end of `target` and
+    /// delete the sources (HDFS `concat`). Every file is closed and in
+    /// the target's directory; at most
+    /// [`MAX_CONCAT_SOURCES`](crate::limits::MAX_CONCAT_SOURCES). Returns `Unit`.
+    Concat {
+        target: String,
+        sources: Vec<String>,
+    },
 }
 
 impl Op {
@@ -268,6 +277,7 @@ impl Op {
             | Op::RecoverLease { path }
             | Op::Append { path } => path,
             Op::Rename { src, .. } | Op::Rename2 { src, .. } => src,
+            Op::Concat { target, .. } => target,
             Op::RenewLease
             | Op::CommitBlockSynchronization { .. }
             | Op::GetDelegationToken { .. }
@@ -314,6 +324,7 @@ impl Op {
             Op::AddDelegationKey { .. } => "addDelegationKey",
             Op::ExpireDelegationTokens { .. } => "expireDelegationTokens",
             Op::SetOwnership { .. } => "setOwnership",
+            Op::Concat { .. } => "concat",
         }
     }
 }

@@ -17,6 +17,7 @@ pub const USAGE: &str = "Usage: raftfs dfs [generic options]
 \t[-chgrp [-R] GROUP PATH...]
 \t[-chmod [-R] <MODE[,MODE]... | OCTALMODE> PATH...]
 \t[-chown [-R] [OWNER][:[GROUP]] PATH...]
+\t[-concat <target path> <src path> <src path> ...]
 \t[-copyFromLocal [-f] [-p] [-l] [-d] <localsrc> ... <dst>]
 \t[-copyToLocal [-f] [-p] [-crc] [-ignoreCrc] <src> ... <localdst>]
 \t[-count [-q] [-h] <path> ...]
@@ -40,13 +41,14 @@ pub const USAGE: &str = "Usage: raftfs dfs [generic options]
 Generic options: --fs raftfs://host:port[,host:port...] (or env RAFTFS_FS), --user NAME (or env RAFTFS_USER)";
 
 /// What each command does (`-help CMD`), one line per entry.
-const DESCRIPTIONS: [(&str, &str); 25] = [
+const DESCRIPTIONS: [(&str, &str); 26] = [
     ("appendToFile", "Appends the contents of the local files to the file <dst>, creating it\nif it does not exist. A <localsrc> of - reads standard input."),
     ("cat", "Prints the contents of each file to standard output."),
     ("checksum", "Prints each file's checksum: its algorithm (MD5-of-MD5-of-CRC32C, as\nHDFS computes it) and value in hex."),
     ("chgrp", "Sets the group of each path (as -chown :GROUP).\n-R: recurse into directories."),
     ("chmod", "Sets the permission of each path, as an octal mode (755) or symbolic\nmodes (u+x,go-w). No umask applies.\n-R: recurse into directories."),
     ("chown", "Sets the owner and/or group of each path; only the superuser may\nchange an owner.\n-R: recurse into directories."),
+    ("concat", "Concatenate existing source files into the target file. Target file and\nsource files should be in the same directory. Blocks move; no data is\ncopied."),
     ("copyFromLocal", "Copies local files into the file system (as -put)."),
     ("copyToLocal", "Copies files to the local file system (as -get)."),
     ("count", "Counts the directories, files and bytes under each path. Columns:\nDIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME; with -q first QUOTA\nREMAINING_QUOTA SPACE_QUOTA REMAINING_SPACE_QUOTA.\n-h: sizes in human-readable units."),

@@ -41,7 +41,7 @@ pub async fn run(fs: &FileSystem, args: &[String], out: &mut dyn Write, err: &mu
 }
 
 /// Every command the shell runs, as typed without its dash.
-pub const COMMANDS: [&str; 26] = [
+pub const COMMANDS: [&str; 27] = [
     "ls",
     "mkdir",
     "touchz",
@@ -65,6 +65,7 @@ pub const COMMANDS: [&str; 26] = [
     "tail",
     "cp",
     "checksum",
+    "concat",
     "help",
     "usage",
     "h",
@@ -114,6 +115,7 @@ pub async fn run_with(
         "tail" => sh.tail(rest).await,
         "cp" => sh.cp(rest).await,
         "checksum" => sh.checksum(rest).await,
+        "concat" => sh.concat(rest).await,
         other => unreachable!("offline() answers -{other}"),
     };
     if let Err(msg) = usage {
@@ -364,6 +366,42 @@ impl Shell<'_> {
                 },
                 Err(e) => self.fail(p, &e),
             }
+        }
+        Ok(())
+    }
+
+    /// Hadoop's `Concat`: a target and at least two sources, each an
+    /// existing file, checked before the call (its messages).
+    async fn concat(&mut self, args: &[String]) -> Result<(), String> {
+        let (_, ops) = flags(args, &[])?;
+        let usage = help::command_usage("concat")
+            .and_then(|u| u.strip_prefix("-concat "))
+            .unwrap_or_default();
+        if ops.is_empty() {
+            self.fail_msg(format!("Target path not specified. {usage}"));
+            return Ok(());
+        }
+        if ops.len() < 3 {
+            self.fail_msg(format!("The number of source paths is less than 2. {usage}"));
+            return Ok(());
+        }
+        for (i, p) in ops.iter().enumerate() {
+            let is_file = match self.fs.get_file_info(p).await {
+                Ok(st) => st.is_some_and(|s| !s.is_dir()),
+                Err(e) => {
+                    self.fail(p, &e);
+                    return Ok(());
+                }
+            };
+            if !is_file {
+                let what = if i == 0 { "Target path " } else { "" };
+                self.fail_msg(format!("{what}{p} does not exist or is not file."));
+                return Ok(());
+            }
+        }
+        let sources: Vec<String> = ops[1..].iter().map(|s| s.to_string()).collect();
+        if let Err(e) = self.fs.concat(ops[0], &sources).await {
+            self.fail(ops[0], &e);
         }
         Ok(())
     }

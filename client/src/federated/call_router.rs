@@ -54,7 +54,7 @@ use futures::future::join_all;
 use raftfs_federation::mount_table::within;
 use raftfs_federation::routing::{locate, rename_destination, retarget, retarget_rename, Location};
 use raftfs_federation::{Destination, Federation, MountEntry, NameserviceRecord, Order};
-use raftfs_proto::limits::MAX_LISTING_ENTRIES;
+use raftfs_proto::limits::{MAX_CONCAT_SOURCES, MAX_LISTING_ENTRIES};
 use raftfs_proto::{pb, ContentSummary, FileStatus, FsError, Op, OpResult};
 use rand::Rng;
 
@@ -206,6 +206,7 @@ impl<T: TableSource> CallRouter<T> {
             } => Box::pin(self.listing(fed, ctx, path, start_after, *limit)).await,
             Op::GetContentSummary { path } => Box::pin(self.content_summary(fed, ctx, path)).await,
             Op::Rename { .. } | Op::Rename2 { .. } => Box::pin(self.rename(fed, ctx, op)).await,
+            Op::Concat { target, sources } => Box::pin(self.concat(fed, ctx, op, target, sources)).await,
             Op::CommitBlockSynchronization { .. } | Op::AddDelegationKey { .. } | Op::ExpireDelegationTokens { .. } => {
                 Err(FsError::InvalidArgument(format!(
                     "{} comes from a nameservice's own members and DataNodes, not from clients",
@@ -622,6 +623,59 @@ impl<T: TableSource> CallRouter<T> {
         };
         self.forward(fed, ctx, &from.nameservice, &retarget_rename(op, &from.path, &to.path))
             .await
+    }
+
+    /// A concat: the target and every source are found (a multi-destination
+    /// entry asks its nameservices which holds each), and must all be in
+    /// one nameservice, which then checks the rest.
+    async fn concat(
+        &self,
+        fed: &Federation,
+        ctx: &pb::CallContext,
+        op: &Op,
+        target: &str,
+        sources: &[String],
+    ) -> Result<OpResult, FsError> {
+        if sources.len() > MAX_CONCAT_SOURCES {
+            return Err(FsError::InvalidArgument(format!(
+                "concat: {} source files given; at most {MAX_CONCAT_SOURCES} are joined in one call",
+                sources.len()
+            )));
+        }
+        let mut placed: Vec<(String, Destination)> = Vec::with_capacity(1 + sources.len());
+        for p in std::iter::once(target).chain(sources.iter().map(String::as_str)) {
+            let Location::Mounted {
+                path,
+                entry,
+                candidates,
+                ..
+            } = locate(fed, p)?
+            else {
+                return Err(FsError::FileNotFound(format!("Path is not a file: {p}")));
+            };
+            check_writable(entry, &path, op)?;
+            let d = if candidates.len() == 1 {
+                candidates[0].clone()
+            } else {
+                self.existing(fed, ctx, &candidates)
+                    .await?
+                    .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {path}")))?
+            };
+            placed.push((path, d));
+        }
+        let (t_path, t_dest) = &placed[0];
+        if let Some((p, d)) = placed[1..].iter().find(|(_, d)| d.nameservice != t_dest.nameservice) {
+            return Err(FsError::CrossNameservice(format!(
+                "Concat of {p} to {t_path} is not allowed: {p} is in nameservice {} and {t_path} in {}; \
+                 a concat cannot cross nameservices",
+                d.nameservice, t_dest.nameservice
+            )));
+        }
+        let routed = Op::Concat {
+            target: t_dest.path.clone(),
+            sources: placed[1..].iter().map(|(_, d)| d.path.clone()).collect(),
+        };
+        self.forward(fed, ctx, &t_dest.nameservice, &routed).await
     }
 
     async fn renew_lease(&self, fed: &Federation, ctx: &pb::CallContext) -> Result<OpResult, FsError> {

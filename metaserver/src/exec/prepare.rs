@@ -89,6 +89,15 @@ pub fn lock_requests(op: &Op) -> Vec<PathLockRequest> {
         | Op::UpdatePipeline { path, .. }
         | Op::RecoverLease { path }
         | Op::Append { path } => one(path, PathMode::WriteInode).into_iter().collect(),
+        // The target's directory in WRITE: the sources are its children
+        // (the plan refuses any that is not), and a WRITE lock on a
+        // directory's inode keeps every other write below it out.
+        Op::Concat { target, .. } => FsPath::parse(target)
+            .ok()
+            .filter(|t| t.start.is_none() && !t.components.is_empty())
+            .and_then(|t| one(&t.prefix_text(t.components.len() - 1), PathMode::WriteInode))
+            .into_iter()
+            .collect(),
         Op::CommitBlockSynchronization { path_inode, .. } => {
             one(&format!("/.reserved/.inodes/{path_inode}"), PathMode::WriteInode)
                 .into_iter()

@@ -99,6 +99,14 @@ pub enum Mutation {
     /// set). Carried by writes routed by a mount table: applied only if the
     /// paths they were checked against are still this nameservice's.
     OwnedAt { changes: u64 },
+    /// Guard: `from` and `to` are closed files and `from`'s blocks are
+    /// exactly `expect`. Moves them to the end of `to` (a concat), leaving
+    /// `from` empty; their rows then name `to` and its replication.
+    MoveBlocks {
+        from: InodeId,
+        to: InodeId,
+        expect: Vec<u64>,
+    },
 }
 
 /// The outcome of planning one operation.

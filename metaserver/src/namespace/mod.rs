@@ -14,6 +14,7 @@
 pub mod apply;
 mod attrs;
 pub mod command;
+mod concat;
 pub mod data;
 pub mod delegation;
 pub mod delta;
@@ -242,7 +243,8 @@ pub fn is_cached_in_retry_table(op: &Op) -> bool {
         | Op::CancelDelegationToken { .. }
         | Op::AddDelegationKey { .. }
         | Op::ExpireDelegationTokens { .. }
-        | Op::SetOwnership { .. } => true,
+        | Op::SetOwnership { .. }
+        | Op::Concat { .. } => true,
         // Renewing a lease again is the same as renewing it once; reads are not logged.
         Op::RenewLease
         | Op::GetFileInfo { .. }

@@ -426,6 +426,30 @@ impl<'a, V: ReadView + ?Sized> Overlay<'a, V> {
                 }
                 self.set_inode(undo, *id, Some(&old), Some(inode))?;
             }
+            Mutation::MoveBlocks { from, to, expect } => {
+                let (old_from, old_to) = (self.existing(*from)?, self.existing(*to)?);
+                let closed_file = |i: &Inode| !i.is_dir() && !i.under_construction();
+                if !closed_file(&old_from) || !closed_file(&old_to) || from == to {
+                    return Err(guard(format!("inodes {from} and {to} are no longer two closed files")));
+                }
+                if !old_from.blocks().iter().map(|b| b.id).eq(expect.iter().copied()) {
+                    return Err(guard(format!("the blocks of inode {from} changed")));
+                }
+                let (mut new_from, mut new_to) = (old_from.clone(), old_to.clone());
+                let InodeKind::File { blocks, length, .. } = &mut new_from.kind else {
+                    unreachable!("checked to be a file")
+                };
+                let (moved, moved_bytes) = (std::mem::take(blocks), std::mem::take(length));
+                let InodeKind::File { blocks, length, .. } = &mut new_to.kind else {
+                    unreachable!("checked to be a file")
+                };
+                blocks.extend(moved);
+                *length += moved_bytes;
+                // `from`'s rows go first, so that the moved blocks' last
+                // value in the batch is the row that names `to`.
+                self.set_inode(undo, *from, Some(&old_from), Some(new_from))?;
+                self.set_inode(undo, *to, Some(&old_to), Some(new_to))?;
+            }
             Mutation::Decommission { node, on } => {
                 let mut set = super::decommissioned(self)?;
                 let changed = if *on {

@@ -82,11 +82,12 @@ pub fn check_routed(owned: Option<&Ownership>, routed_by: u64, op: &Op) -> Resul
     let Some(owned) = owned.filter(|_| routed_by > 0) else {
         return Ok(());
     };
-    let dst = match op {
-        Op::Rename { dst, .. } | Op::Rename2 { dst, .. } => Some(dst.as_str()),
-        _ => None,
+    let others: Vec<&str> = match op {
+        Op::Rename { dst, .. } | Op::Rename2 { dst, .. } => vec![dst.as_str()],
+        Op::Concat { sources, .. } => sources.iter().map(String::as_str).collect(),
+        _ => Vec::new(),
     };
-    for path in [Some(op.src_path()), dst].into_iter().flatten() {
+    for path in std::iter::once(op.src_path()).chain(others) {
         if !path.starts_with('/') || matches!(op, Op::SetDatanodeAdmin { .. }) {
             continue; // no path (renewLease, tokens) or not a path (a DataNode's name)
         }

@@ -171,6 +171,7 @@ fn plan_with<V: ReadView + ?Sized>(
         Op::AddDelegationKey { key } => p.add_delegation_key(key)?,
         Op::ExpireDelegationTokens { sequence_numbers } => p.expire_delegation_tokens(sequence_numbers)?,
         Op::SetOwnership { version, prefixes } => p.set_ownership(*version, prefixes)?,
+        Op::Concat { target, sources } => p.concat(target, sources)?,
         Op::GetFileInfo { .. }
         | Op::GetListing { .. }
         | Op::GetContentSummary { .. }

@@ -110,6 +110,8 @@ impl AuditLog {
         let cmd = audit_cmd(op)?;
         let (src, dst) = match op {
             Op::Rename { src, dst } | Op::Rename2 { src, dst, .. } => (src.clone(), Some(dst.clone())),
+            // As HDFS: the sources as Java prints an array, the target as dst.
+            Op::Concat { target, sources } => (format!("[{}]", sources.join(", ")), Some(target.clone())),
             _ => (op.src_path().to_string(), None),
         };
         Some(AuditEntry {
@@ -186,7 +188,8 @@ pub fn audit_cmd(op: &Op) -> Option<Cow<'static, str>> {
         | Op::RecoverLease { .. }
         | Op::GetDelegationToken { .. }
         | Op::RenewDelegationToken { .. }
-        | Op::CancelDelegationToken { .. } => Some(Cow::Borrowed(op.name())),
+        | Op::CancelDelegationToken { .. }
+        | Op::Concat { .. } => Some(Cow::Borrowed(op.name())),
     }
 }
 

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use axum::http::Method;
-use raftfs_proto::limits::MAX_REPLICATION;
+use raftfs_proto::limits::{MAX_CONCAT_SOURCES, MAX_REPLICATION};
 use raftfs_proto::{Op, Permission};
 
 use crate::RemoteException;
@@ -67,10 +67,14 @@ pub enum WebHdfsOp {
     },
     Append,
     GetFileChecksum,
+    /// Join `sources` (absolute paths, in order) to the end of the path.
+    Concat {
+        sources: Vec<String>,
+    },
 }
 
 /// The ops that need what raftfs's namespace does not have yet.
-const UNSUPPORTED_OPS: [&str; 2] = ["CONCAT", "TRUNCATE"];
+const UNSUPPORTED_OPS: [&str; 1] = ["TRUNCATE"];
 
 /// A file's permission when CREATE names none (HDFS's `0644`).
 pub const DEFAULT_WEBHDFS_FILE_PERMISSION: Permission = Permission(0o644);
@@ -222,6 +226,26 @@ impl WebHdfsOp {
                     .unwrap_or(DEFAULT_WEBHDFS_FILE_PERMISSION),
             },
             ("POST", "APPEND") => WebHdfsOp::Append,
+            ("POST", "CONCAT") => {
+                let sources: Vec<String> = params
+                    .get("sources")
+                    .ok_or_else(|| {
+                        RemoteException::illegal_argument("Required param sources for op: CONCAT is null or empty")
+                    })?
+                    .split(',')
+                    .map(str::to_string)
+                    .collect();
+                if let Some(bad) = sources.iter().find(|s| !s.starts_with('/')) {
+                    return Err(invalid("sources", bad));
+                }
+                if sources.len() > MAX_CONCAT_SOURCES {
+                    return Err(RemoteException::illegal_argument(format!(
+                        "CONCAT names {} sources; at most {MAX_CONCAT_SOURCES} are joined in one call",
+                        sources.len()
+                    )));
+                }
+                WebHdfsOp::Concat { sources }
+            }
             ("GET", "GETFILECHECKSUM") => WebHdfsOp::GetFileChecksum,
             (_, o) if UNSUPPORTED_OPS.contains(&o) => {
                 return Err(RemoteException::new(
@@ -337,6 +361,10 @@ impl WebHdfsOp {
                 mtime: *mtime,
                 atime: *atime,
             },
+            WebHdfsOp::Concat { sources } => Op::Concat {
+                target: path,
+                sources: sources.clone(),
+            },
         })
     }
 }
@@ -427,8 +455,22 @@ mod tests {
             assert_eq!(e.status, 400, "{q}: {e:?}");
             assert!(e.message.contains(says), "{q}: {e:?}");
         }
-        let e = parse(Method::POST, "op=CONCAT&sources=/a").unwrap_err();
+        let e = parse(Method::POST, "op=TRUNCATE&newlength=1").unwrap_err();
         assert_eq!(e.exception, "UnsupportedOperationException");
+        assert_eq!(
+            parse(Method::POST, "op=CONCAT&sources=%2Fd%2Fa,/d/b"),
+            Ok(WebHdfsOp::Concat {
+                sources: vec!["/d/a".into(), "/d/b".into()]
+            })
+        );
+        for (q, says) in [
+            ("op=CONCAT", "Required param sources for op: CONCAT is null or empty"),
+            ("op=CONCAT&sources=/d/a,b", "\"sources\""),
+        ] {
+            let e = parse(Method::POST, q).unwrap_err();
+            assert_eq!(e.status, 400, "{q}: {e:?}");
+            assert!(e.message.contains(says), "{q}: {e:?}");
+        }
         for (m, q, says) in [
             (Method::GET, "op=OPEN&offset=-1", "\"offset\""),
             (Method::GET, "op=OPEN&length=x", "\"length\""),

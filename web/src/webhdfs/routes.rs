@@ -206,7 +206,13 @@ async fn run(
             | WebHdfsOp::SetReplication { .. },
             OpResult::Bool(b),
         ) => ok(json!({ "boolean": b })),
-        (WebHdfsOp::SetPermission { .. } | WebHdfsOp::SetOwner { .. } | WebHdfsOp::SetTimes { .. }, _) => empty(),
+        (
+            WebHdfsOp::SetPermission { .. }
+            | WebHdfsOp::SetOwner { .. }
+            | WebHdfsOp::SetTimes { .. }
+            | WebHdfsOp::Concat { .. },
+            _,
+        ) => empty(),
         (op, r) => Err(fs(FsError::Internal(format!("{op:?} was answered {r:?}")))),
     }
 }
