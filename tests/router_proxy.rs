@@ -139,6 +139,38 @@ async fn one_namespace_over_two_nameservices(routing: Routing) {
     f.dfs_ok("alice", &["-rm", "/shared/f3"]);
     assert_eq!(names(&f.dfs_ok("alice", &["-ls", "/shared"])).len(), 15);
 
+    // A concat joins files of one nameservice, with the paths translated,
+    // and is refused where HASH_ALL put the files in different ones.
+    let in_ns = |ns: &Cluster| names(&ns.dfs("hdfs", &["-ls", "/shared"]).1);
+    let (one, two) = (in_ns(&f.ns1), in_ns(&f.ns2));
+    let mut args = vec!["-concat".to_string()];
+    args.extend(one.iter().chain(&two).map(|n| format!("/shared/{n}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    f.dfs_refused(&args, "a concat cannot cross nameservices");
+    let small = f.ns1.root.path().join("small");
+    std::fs::write(&small, b"0123456789").unwrap();
+    f.dfs_ok("alice", &["-put", small.to_str().unwrap(), "/user/alice/docs/s1"]);
+    f.dfs_ok("alice", &["-put", small.to_str().unwrap(), "/user/alice/docs/s2"]);
+    f.dfs_ok(
+        "alice",
+        &[
+            "-concat",
+            "/user/alice/docs/copy",
+            "/user/alice/docs/s1",
+            "/user/alice/docs/s2",
+        ],
+    );
+    let joined = fs
+        .open("/user/alice/docs/copy")
+        .await
+        .unwrap()
+        .read_to_end()
+        .await
+        .unwrap();
+    assert_eq!(joined.len(), payload.len() + 20);
+    assert!(joined[..payload.len()] == payload[..] && &joined[payload.len()..] == b"01234567890123456789");
+    assert_eq!(names(&f.dfs_ok("alice", &["-ls", "/user/alice/docs"])), ["copy"]);
+
     // Exactly once through the router: a retried create (same client id
     // and call id) is answered from ns1's retry table, not refused as existing.
     let router = f.routers.addrs[0].clone();

@@ -402,3 +402,115 @@ async fn under_strong_authentication_a_redirect_carries_a_delegation_token() {
     let (st, ex, msg) = refused(&transfer("GET", &with_forged, Some(&ca), None, None, false));
     assert_eq!(st, 403, "{ex}: {msg}");
 }
+
+/// POST CONCAT joins files of one directory to the target: their blocks
+/// move, so each block keeps its replicas (none is invalidated, even
+/// after several heartbeats) and the target reads as the files one after
+/// the other, across blocks shorter than the block size. Refusals are
+/// HDFS's statuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhdfs_concat_moves_blocks_and_copies_no_byte() {
+    let c = Cluster::start_with_datanodes(3, "memory", 2).await;
+    let l = c.leader().await;
+    let hdfs = c.client("hdfs", &["supergroup"]);
+    hdfs.mkdirs("/user/alice/c", None).await.unwrap();
+    hdfs.set_owner("/user/alice/c", Some("alice"), None).await.unwrap();
+    hdfs.mkdirs("/user/alice/other", None).await.unwrap();
+    hdfs.set_owner("/user/alice/other", Some("alice"), None).await.unwrap();
+    let alice = c.client("alice", &[]);
+    let parts = [
+        ("/user/alice/c/t", pattern((3 << 19) + 3, 7)),
+        ("/user/alice/c/a", pattern((5 << 19) + 11, 8)),
+        ("/user/alice/c/b", pattern(100, 9)),
+        ("/user/alice/other/x", pattern(10, 10)),
+    ];
+    let q = "op=CREATE&user.name=alice&blocksize=1048576&replication=2";
+    for (p, data) in &parts {
+        let done = upload(&c, l, "PUT", p, q, data, None);
+        assert_eq!(done.status, 201, "{p}: {done:?}");
+    }
+    // Every replica reported first, so that what follows compares like with like.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let before = loop {
+        let mut all = Vec::new();
+        for (p, _) in &parts[..3] {
+            all.extend(alice.block_locations(p).await.unwrap().blocks);
+        }
+        if all.iter().all(|b| b.locations.len() == 2) {
+            break all;
+        }
+        assert!(std::time::Instant::now() < deadline, "replicas not reported: {all:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let ca = c.ca_cert();
+    let post = |query: &str| {
+        transfer(
+            "POST",
+            &url(&c.http_addr(l), "/user/alice/c/t", query),
+            Some(&ca),
+            None,
+            None,
+            false,
+        )
+    };
+
+    let missing = post("op=CONCAT&user.name=alice&sources=/user/alice/c/a,/user/alice/c/nope");
+    let (st, ex, msg) = refused(&missing);
+    assert_eq!((st, ex.as_str()), (404, "FileNotFoundException"), "{msg}");
+    let elsewhere = post("op=CONCAT&user.name=alice&sources=/user/alice/c/a,/user/alice/other/x");
+    let (st, _, msg) = refused(&elsewhere);
+    assert_eq!(st, 400, "{msg}");
+    assert!(msg.contains("is not in the same directory with the target"), "{msg}");
+    let bob = post("op=CONCAT&user.name=bob&sources=/user/alice/c/a");
+    assert_eq!(refused(&bob).1, "AccessControlException");
+
+    let joined = post("op=CONCAT&user.name=alice&sources=/user/alice/c/a,/user/alice/c/b");
+    assert_eq!(joined.status, 200, "{joined:?}");
+    assert!(joined.body.is_empty(), "CONCAT answers no body: {joined:?}");
+    let want: Vec<u8> = parts[..3].iter().flat_map(|(_, d)| d.clone()).collect();
+    for gone in ["/user/alice/c/a", "/user/alice/c/b"] {
+        assert!(!alice.exists(gone).await.unwrap(), "{gone} is deleted");
+    }
+    // The same blocks, in order, on the same DataNodes, now and after
+    // DataNodes have heartbeated (and would have been told to delete).
+    for wait_ms in [0, 1500] {
+        tokio::time::sleep(std::time::Duration::from_millis(wait_ms)).await;
+        let after = alice.block_locations("/user/alice/c/t").await.unwrap().blocks;
+        let ids = |v: &[raftfs_proto::LocatedBlock]| v.iter().map(|b| b.block.id).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&after),
+            ids(&before),
+            "the target's blocks are the three files' blocks"
+        );
+        for (a, b) in after.iter().zip(&before) {
+            let nodes = |x: &raftfs_proto::LocatedBlock| {
+                let mut n: Vec<String> = x.locations.iter().map(|d| d.uuid.clone()).collect();
+                n.sort();
+                n
+            };
+            assert_eq!(
+                nodes(a),
+                nodes(b),
+                "block {} keeps its replicas after {wait_ms} ms",
+                a.block.id
+            );
+        }
+        let got = read(&c, l, "/user/alice/c/t", "op=OPEN&user.name=alice");
+        assert_eq!(got.status, 200);
+        assert!(got.body == want, "the target reads as t, a, b after {wait_ms} ms");
+    }
+    // A read that starts inside a's second block and ends in b.
+    let from = (3 << 19) + 3 + (1 << 20) + 5;
+    let part = read(
+        &c,
+        l,
+        "/user/alice/c/t",
+        &format!(
+            "op=OPEN&user.name=alice&offset={from}&length={}",
+            want.len() - from - 50
+        ),
+    );
+    assert!(part.body == want[from..want.len() - 50], "an OPEN across short blocks");
+    let st = json(&read(&c, l, "/user/alice/c/t", "op=GETFILESTATUS&user.name=alice"));
+    assert_eq!(st["FileStatus"]["length"], want.len() as u64);
+}
