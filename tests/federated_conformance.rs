@@ -186,6 +186,12 @@ fn below_script_root(op: &Op) -> Op {
         p if p.starts_with('/') => format!("{SCRIPT_ROOT}{p}"),
         p => p.to_string(),
     };
+    if let Op::Concat { target, sources } = op {
+        return Op::Concat {
+            target: under(target),
+            sources: sources.iter().map(|s| under(s)).collect(),
+        };
+    }
     match rename_destination(op) {
         Some(dst) => retarget_rename(op, &under(op.src_path()), &under(dst)),
         None => retarget(op, &under(op.src_path())),

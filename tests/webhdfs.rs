@@ -180,11 +180,18 @@ async fn webhdfs_namespace_operations_behave_as_hdfs() {
             "InvalidPathException",
         ),
         (
-            "POST",
+            "PUT",
             "/user/alice/e",
-            "op=CONCAT&sources=/user/alice/d&user.name=alice",
+            "op=CREATESNAPSHOT&user.name=alice",
             400,
             "UnsupportedOperationException",
+        ),
+        (
+            "POST",
+            "/user/alice/e",
+            "op=CONCAT&user.name=alice",
+            400,
+            "IllegalArgumentException",
         ),
     ] {
         let (status, exception, message) = refused(web(&c, l, method, path, query));

@@ -513,4 +513,41 @@ async fn webhdfs_concat_moves_blocks_and_copies_no_byte() {
     assert!(part.body == want[from..want.len() - 50], "an OPEN across short blocks");
     let st = json(&read(&c, l, "/user/alice/c/t", "op=GETFILESTATUS&user.name=alice"));
     assert_eq!(st["FileStatus"]["length"], want.len() as u64);
+
+    // TRUNCATE inside a block: false, then the replicas are cut (their
+    // last chunk's checksum recomputed) and the file closes; at a block
+    // boundary: true at once. A larger length is refused.
+    let larger = post(&format!("op=TRUNCATE&user.name=alice&newlength={}", want.len() + 1));
+    let (st, ex, msg) = refused(&larger);
+    assert_eq!((st, ex.as_str()), (400, "IllegalArgumentException"), "{msg}");
+    let cut = (3 << 19) + 3 + (1 << 20) + 7;
+    let r = post(&format!("op=TRUNCATE&user.name=alice&newlength={cut}"));
+    assert_eq!(json(&r), serde_json::json!({ "boolean": false }), "{r:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while alice
+        .get_file_status("/user/alice/c/t")
+        .await
+        .unwrap()
+        .under_construction
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the truncate's recovery did not finish"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let got = read(&c, l, "/user/alice/c/t", "op=OPEN&user.name=alice");
+    assert_eq!(got.body.len(), cut);
+    assert!(got.body == want[..cut], "the truncated file is the old one's start");
+    let tail = read(
+        &c,
+        l,
+        "/user/alice/c/t",
+        &format!("op=OPEN&user.name=alice&offset={}", cut - 3),
+    );
+    assert!(tail.body == want[cut - 3..cut], "the cut chunk reads back checksummed");
+    let r = post(&format!("op=TRUNCATE&user.name=alice&newlength={}", 1 << 20));
+    assert_eq!(json(&r), serde_json::json!({ "boolean": true }), "{r:?}");
+    let got = read(&c, l, "/user/alice/c/t", "op=OPEN&user.name=alice");
+    assert!(got.body == want[..1 << 20], "truncated at the first block's end");
 }

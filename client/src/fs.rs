@@ -486,6 +486,19 @@ impl FileSystem {
         .map(|_| ())
     }
 
+    /// Cut a closed file to `new_length` bytes (HDFS `truncate`): `true`
+    /// when done, `false` while its last block is being cut on the
+    /// DataNodes (the file is open until then: poll its status).
+    pub async fn truncate(&self, path: &str, new_length: u64) -> Result<bool, FsError> {
+        expect_bool(
+            self.call(Op::Truncate {
+                path: path.into(),
+                new_length,
+            })
+            .await?,
+        )
+    }
+
     pub async fn delete(&self, path: &str, recursive: bool) -> Result<bool, FsError> {
         expect_bool(
             self.call(Op::Delete {

@@ -315,10 +315,12 @@ async fn handle_reply(
                 block,
                 new_gen_stamp,
                 replicas,
+                truncate,
             } => {
                 let (n, bp, ns) = (node.clone(), bpid.to_string(), info.nameservice.clone());
+                let cut_to = truncate.then_some(block.num_bytes);
                 tokio::spawn(async move {
-                    if let Err(e) = recover_block(&n, &bp, inode, block, new_gen_stamp, replicas).await {
+                    if let Err(e) = recover_block(&n, &bp, inode, block, new_gen_stamp, replicas, cut_to).await {
                         tracing::warn!(nameservice = %ns, block = %block, error = %e, "block recovery");
                     }
                 });
@@ -370,8 +372,9 @@ pub fn report_bad_replica(node: &Arc<Node>, bpid: &str, block: Block) {
 
 /// Be the primary of a block recovery (HDFS `BlockRecoveryWorker`): ask
 /// every replica for its state, agree on a length (a finalized replica's
-/// if there is one, else the shortest being written), cut every replica to
-/// it under the recovery stamp, and report the result to the leader.
+/// if there is one, else the shortest being written; a truncate's
+/// `cut_to`), cut every replica to it under the recovery stamp, and report
+/// the result to the leader.
 async fn recover_block(
     node: &Arc<Node>,
     bpid: &str,
@@ -379,6 +382,7 @@ async fn recover_block(
     block: Block,
     recovery_id: u64,
     replicas: Vec<DatanodeId>,
+    cut_to: Option<u64>,
 ) -> Result<(), FsError> {
     let mut found: Vec<(DatanodeId, ReplicaReport)> = Vec::new();
     for dn in &replicas {
@@ -406,9 +410,10 @@ async fn recover_block(
         .filter(|(_, r)| r.state == ReplicaState::Finalized)
         .map(|(_, r)| r.visible_length)
         .min();
-    let length = match finalized {
-        Some(l) => l,
-        None => found
+    let length = match (cut_to, finalized) {
+        (Some(l), _) => l,
+        (None, Some(l)) => l,
+        (None, None) => found
             .iter()
             .map(|(_, r)| r.visible_length)
             .min()

@@ -115,6 +115,7 @@ pub fn retarget(op: &Op, path: &str) -> Op {
         | Op::GetAdditionalDatanode { path: p, .. }
         | Op::RecoverLease { path: p }
         | Op::Append { path: p }
+        | Op::Truncate { path: p, .. }
         | Op::Rename { src: p, .. }
         | Op::Rename2 { src: p, .. }
         | Op::Concat { target: p, .. } => *p = path.to_string(),

@@ -12,7 +12,7 @@
 //! [overwrite]`, `delete P [recursive]`, `chmod P OCT`, `chown P [OWNER][:GROUP]`,
 //! `setrep P N`, `settimes P [mtime=N] [atime=N]`, `setquota P [ns=N|clear]
 //! [ds=N|clear]`, `stat P [times]`, `mtime P` (`updated` when mtime > 1),
-//! `ls P [after=NAME] [limit=N]`, `summary P`, `concat T S...`, and `id P` (the inode id, for
+//! `ls P [after=NAME] [limit=N]`, `summary P`, `concat T S...`, `truncate P LEN`, and `id P` (the inode id, for
 //! `/.reserved/.inodes/<id>` cases, printed relative to the root: `root+N`).
 //! A path may contain `$id(P)` which expands to P's inode id.
 
@@ -300,6 +300,10 @@ impl Runner<'_> {
                 limit: kv("limit").and_then(|v| v.parse().ok()).unwrap_or(0),
             },
             "summary" => Op::GetContentSummary { path: p0 },
+            "truncate" => Op::Truncate {
+                path: p0,
+                new_length: p1.parse().unwrap_or(0),
+            },
             "concat" => Op::Concat {
                 target: p0,
                 sources: pos.iter().skip(1).map(|s| s.to_string()).collect(),

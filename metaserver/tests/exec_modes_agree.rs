@@ -79,7 +79,7 @@ fn random_op(rng: &mut StdRng, m: &mut Memory) -> (CallCtx, Op) {
     let c = ctx(rng, m);
     let p = path(rng);
     let last = |m: &Memory, p: &str| m.blocks.get(p).copied();
-    let op = match rng.gen_range(0..28) {
+    let op = match rng.gen_range(0..29) {
         0..=3 => Op::Mkdirs {
             path: p,
             permission: Permission([0o755, 0o700, 0o777][rng.gen_range(0..3)]),
@@ -187,6 +187,10 @@ fn random_op(rng: &mut StdRng, m: &mut Memory) -> (CallCtx, Op) {
             target: p,
             sources: (0..rng.gen_range(1..4)).map(|_| path(rng)).collect(),
         },
+        27 => Op::Truncate {
+            path: p,
+            new_length: [0, 1, 4096, 1 << 20][rng.gen_range(0..4)],
+        },
         _ => match rng.gen_range(0..3) {
             0 => Op::GetFileInfo { path: p },
             1 => Op::GetListing {
@@ -218,12 +222,19 @@ fn learn(m: &mut Memory, op: &Op, r: &Result<OpResult, FsError>) {
             m.blocks.insert(path.clone(), *new);
         }
         (
-            Op::RecoverLease { .. },
-            Ok(OpResult::RecoveryStarted {
-                inode,
-                block,
-                recovery_id,
-            }),
+            Op::RecoverLease { .. } | Op::Truncate { .. },
+            Ok(
+                OpResult::RecoveryStarted {
+                    inode,
+                    block,
+                    recovery_id,
+                }
+                | OpResult::TruncateStarted {
+                    inode,
+                    block,
+                    recovery_id,
+                },
+            ),
         ) => m.recoveries.push((*inode, *block, *recovery_id)),
         _ => {}
     }

@@ -4,7 +4,7 @@
 //! space quota charges of blocks being written.
 
 use raftfs_metaserver::exec::{Engine, ExecMode};
-use raftfs_metaserver::namespace::data::RECOVERY_HOLDER;
+use raftfs_metaserver::namespace::data::{RECOVERY_HOLDER, TRUNCATE_HOLDER};
 use raftfs_metaserver::namespace::{FIRST_BLOCK_ID, FIRST_GEN_STAMP};
 use raftfs_metaserver::store::{BlockRecord, MemStore, RocksStore, RocksStoreOptions, Store};
 use raftfs_metaserver::testkit::test_format_info;
@@ -512,6 +512,112 @@ fn concat_moves_blocks_rocksdb() {
     for mode in [ExecMode::Apply, ExecMode::Leader] {
         let dir = tempfile::tempdir().unwrap();
         concat_moves_blocks(T::new(
+            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
+            mode,
+        ));
+    }
+}
+
+/// truncate at a block boundary drops the blocks past it at once; inside
+/// a block it cuts the committed length, opens the file for the truncate
+/// holder and starts a recovery to that length, which a recoverLease
+/// starts again and whose commit must bring exactly that length.
+fn truncate_cuts_blocks<S: Store>(mut t: T<S>) {
+    let blocks = t.closed_file("/f", 3, MB, &[MB, MB, 100]);
+    let truncate = |new_length| Op::Truncate {
+        path: "/f".into(),
+        new_length,
+    };
+    let e = t.run("c", truncate(2 * MB + 101)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Cannot truncate to a larger file size. Current size: 2097252, truncate size: 2097253."
+    );
+    assert_eq!(t.run("c", truncate(2 * MB + 100)).unwrap(), OpResult::Bool(true));
+    // At a boundary: done, the last block's row is gone.
+    assert_eq!(t.run("c", truncate(2 * MB)).unwrap(), OpResult::Bool(true));
+    assert!(t.block_row(blocks[2].id).is_none());
+    let s = t.status("/f");
+    assert_eq!((s.length, s.under_construction), (2 * MB, false));
+
+    // Inside the first block: the second is dropped, the first is cut.
+    let started = t.run("c", truncate(1000)).unwrap();
+    let OpResult::TruncateStarted {
+        inode,
+        block,
+        recovery_id,
+    } = started
+    else {
+        panic!("{started:?}")
+    };
+    assert_eq!(
+        (block.id, block.num_bytes, block.gen_stamp),
+        (blocks[0].id, 1000, blocks[0].gen_stamp)
+    );
+    assert!(t.block_row(blocks[1].id).is_none());
+    let s = t.status("/f");
+    assert_eq!((s.length, s.under_construction), (1000, true));
+    assert_eq!(t.e.store().lease_files(TRUNCATE_HOLDER, 10).unwrap(), vec![inode]);
+    let e = t.run("c2", Op::Append { path: "/f".into() }).unwrap_err();
+    assert!(matches!(e, FsError::RecoveryInProgress(_)), "{e:?}");
+    let e = t.run("c2", truncate(10)).unwrap_err();
+    assert!(matches!(e, FsError::RecoveryInProgress(_)), "{e:?}");
+    // A recoverLease starts the same truncate again, with a newer stamp.
+    let again = t.run("c3", Op::RecoverLease { path: "/f".into() }).unwrap();
+    let OpResult::TruncateStarted {
+        recovery_id: again_id,
+        block: again_block,
+        ..
+    } = again
+    else {
+        panic!("{again:?}")
+    };
+    assert!(again_id > recovery_id && again_block == block);
+    let commit = |len| Op::CommitBlockSynchronization {
+        path_inode: inode,
+        block,
+        new_gen_stamp: again_id,
+        new_length: len,
+        nodes: vec![],
+    };
+    let e = t.run("hdfs", commit(MB)).unwrap_err();
+    assert!(e.to_string().contains("a truncate cuts it to 1000 bytes"), "{e}");
+    t.run("hdfs", commit(1000)).unwrap();
+    let s = t.status("/f");
+    assert_eq!((s.length, s.under_construction), (1000, false));
+    let row = t.block_row(blocks[0].id).unwrap();
+    assert_eq!(
+        (row.num_bytes, row.gen_stamp, row.under_construction),
+        (1000, again_id, false)
+    );
+    assert!(t.e.store().lease(TRUNCATE_HOLDER).unwrap().is_none());
+    // A file open for writing is its writer's, for it and for others.
+    t.create("w2", "/open");
+    for who in ["w2", "c"] {
+        let op = Op::Truncate {
+            path: "/open".into(),
+            new_length: 0,
+        };
+        let e = t.run(who, op).unwrap_err();
+        assert!(matches!(e, FsError::AlreadyBeingCreated(_)), "{who}: {e:?}");
+    }
+    // Truncating to nothing drops every block at once.
+    assert_eq!(t.run("c", truncate(0)).unwrap(), OpResult::Bool(true));
+    assert!(t.block_row(blocks[0].id).is_none());
+    assert_eq!(t.status("/f").length, 0);
+}
+
+#[test]
+fn truncate_cuts_blocks_memory() {
+    truncate_cuts_blocks(T::new(MemStore::new(), ExecMode::Apply));
+    truncate_cuts_blocks(T::new(MemStore::new(), ExecMode::Leader));
+}
+
+#[test]
+fn truncate_cuts_blocks_rocksdb() {
+    for mode in [ExecMode::Apply, ExecMode::Leader] {
+        let dir = tempfile::tempdir().unwrap();
+        truncate_cuts_blocks(T::new(
             RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
             mode,
         ));

@@ -89,6 +89,9 @@ pub enum DatanodeCommand {
         block: Block,
         new_gen_stamp: u64,
         replicas: Vec<DatanodeId>,
+        /// A truncate's recovery: cut every replica to `block.num_bytes`
+        /// instead of agreeing on a length.
+        truncate: bool,
     },
     /// The member does not know this node: register again, then send a full report.
     Reregister,

@@ -237,6 +237,14 @@ pub enum Op {
         target: String,
         sources: Vec<String>,
     },
+    /// Cut a closed file to `new_length` bytes (HDFS `truncate`). Returns
+    /// `Bool(true)` when done at once (at a block boundary), `Bool(false)`
+    /// when the last block's replicas are being cut (the file stays open
+    /// until that recovery closes it).
+    Truncate {
+        path: String,
+        new_length: u64,
+    },
 }
 
 impl Op {
@@ -275,7 +283,8 @@ impl Op {
             | Op::UpdatePipeline { path, .. }
             | Op::GetAdditionalDatanode { path, .. }
             | Op::RecoverLease { path }
-            | Op::Append { path } => path,
+            | Op::Append { path }
+            | Op::Truncate { path, .. } => path,
             Op::Rename { src, .. } | Op::Rename2 { src, .. } => src,
             Op::Concat { target, .. } => target,
             Op::RenewLease
@@ -325,6 +334,7 @@ impl Op {
             Op::ExpireDelegationTokens { .. } => "expireDelegationTokens",
             Op::SetOwnership { .. } => "setOwnership",
             Op::Concat { .. } => "concat",
+            Op::Truncate { .. } => "truncate",
         }
     }
 }
@@ -377,4 +387,12 @@ pub enum OpResult {
     DelegationToken(DelegationToken),
     /// A renewed delegation token's new expiry, Unix ms.
     Expiry(i64),
+    /// truncate (or a recoverLease of a file being truncated) started a
+    /// recovery that cuts every replica of `block` to `block.num_bytes`
+    /// (the member starts it and answers the client `Bool(false)`).
+    TruncateStarted {
+        inode: u64,
+        block: Block,
+        recovery_id: u64,
+    },
 }

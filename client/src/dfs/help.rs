@@ -36,12 +36,13 @@ pub const USAGE: &str = "Usage: raftfs dfs [generic options]
 \t[-tail [-f] <file>]
 \t[-test -[defsz] <path>]
 \t[-touchz <path> ...]
+\t[-truncate [-w] <length> <path> ...]
 \t[-usage [cmd ...]]
 
 Generic options: --fs raftfs://host:port[,host:port...] (or env RAFTFS_FS), --user NAME (or env RAFTFS_USER)";
 
 /// What each command does (`-help CMD`), one line per entry.
-const DESCRIPTIONS: [(&str, &str); 26] = [
+const DESCRIPTIONS: [(&str, &str); 27] = [
     ("appendToFile", "Appends the contents of the local files to the file <dst>, creating it\nif it does not exist. A <localsrc> of - reads standard input."),
     ("cat", "Prints the contents of each file to standard output."),
     ("checksum", "Prints each file's checksum: its algorithm (MD5-of-MD5-of-CRC32C, as\nHDFS computes it) and value in hex."),
@@ -67,6 +68,7 @@ const DESCRIPTIONS: [(&str, &str); 26] = [
     ("tail", "Prints the last kilobyte of the file.\n-f: keep printing what is appended."),
     ("test", "Answers a question about <path> with the exit status (0 yes, 1 no):\n-d  is it a directory?\n-e  does it exist?\n-f  is it a file?\n-s  is it a file longer than zero bytes?\n-z  is it a file of zero bytes?"),
     ("touchz", "Creates each file empty; fails on a file that is not empty."),
+    ("truncate", "Truncate all files that match the specified file pattern to the\nspecified length.\n-w: Requests that the command wait for block recovery to complete, if\nnecessary."),
     ("usage", "Displays the usage for the given commands, or for all of them."),
 ];
 

@@ -24,6 +24,10 @@ pub use text::{quota_setting, stat_format, Mode};
 
 /// Exit status for a usage error (`hdfs dfs` returns -1).
 pub const EXIT_USAGE: i32 = 255;
+/// Longest `-truncate -w` waits for one file's last block to be cut.
+pub const MAX_TRUNCATE_WAIT_MS: u64 = 600_000;
+/// How often `-truncate -w` asks whether the file is closed.
+const TRUNCATE_POLL_MS: u64 = 200;
 
 struct Shell<'a> {
     fs: &'a FileSystem,
@@ -41,7 +45,7 @@ pub async fn run(fs: &FileSystem, args: &[String], out: &mut dyn Write, err: &mu
 }
 
 /// Every command the shell runs, as typed without its dash.
-pub const COMMANDS: [&str; 27] = [
+pub const COMMANDS: [&str; 28] = [
     "ls",
     "mkdir",
     "touchz",
@@ -66,6 +70,7 @@ pub const COMMANDS: [&str; 27] = [
     "cp",
     "checksum",
     "concat",
+    "truncate",
     "help",
     "usage",
     "h",
@@ -116,6 +121,7 @@ pub async fn run_with(
         "cp" => sh.cp(rest).await,
         "checksum" => sh.checksum(rest).await,
         "concat" => sh.concat(rest).await,
+        "truncate" => sh.truncate(rest).await,
         other => unreachable!("offline() answers -{other}"),
     };
     if let Err(msg) = usage {
@@ -402,6 +408,83 @@ impl Shell<'_> {
         let sources: Vec<String> = ops[1..].iter().map(|s| s.to_string()).collect();
         if let Err(e) = self.fs.concat(ops[0], &sources).await {
             self.fail(ops[0], &e);
+        }
+        Ok(())
+    }
+
+    /// Hadoop's `Truncate`: each file to LENGTH; with `-w`, wait until the
+    /// files whose last block is being cut are closed (at most
+    /// [`MAX_TRUNCATE_WAIT_MS`] each).
+    async fn truncate(&mut self, args: &[String]) -> Result<(), String> {
+        let (f, ops) = flags(args, &["-w"])?;
+        let wait = f.contains(&"-w");
+        if ops.len() < 2 {
+            return Err(format!("Not enough arguments: expected 2 but got {}", ops.len()));
+        }
+        let Ok(new_length) = ops[0].parse::<i64>() else {
+            let _ = writeln!(
+                self.err,
+                "{}: Illegal length, a non-negative integer expected",
+                self.cmd
+            );
+            return Err(format!("For input string: \"{}\"", ops[0]));
+        };
+        let Ok(new_length) = u64::try_from(new_length) else {
+            return Err("length must be >= 0".into());
+        };
+        let mut waiting = Vec::new();
+        for p in &ops[1..] {
+            let Some(st) = self.status(p).await else { continue };
+            if st.is_dir() {
+                self.fail_msg(format!("`{p}': Is a directory"));
+                continue;
+            }
+            if new_length > st.length {
+                self.fail_msg(format!(
+                    "Cannot truncate to a larger file size. Current size: {}, truncate size: {new_length}.",
+                    st.length
+                ));
+                continue;
+            }
+            match self.fs.truncate(p, new_length).await {
+                Ok(true) => {
+                    let _ = writeln!(self.out, "Truncated {p} to length: {new_length}");
+                }
+                Ok(false) if wait => waiting.push(*p),
+                Ok(false) => {
+                    let _ = writeln!(
+                        self.out,
+                        "Truncating {p} to length: {new_length}. Wait for block recovery to complete before further updating this file."
+                    );
+                }
+                Err(e) => self.fail(p, &e),
+            }
+        }
+        for p in waiting {
+            let _ = writeln!(self.out, "Waiting for {p} ...");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_millis(MAX_TRUNCATE_WAIT_MS);
+            loop {
+                match self.fs.get_file_info(p).await {
+                    Ok(Some(st)) if !st.under_construction => {
+                        let _ = writeln!(self.out, "Truncated {p} to length: {new_length}");
+                        break;
+                    }
+                    Ok(_) if std::time::Instant::now() < deadline => {
+                        tokio::time::sleep(std::time::Duration::from_millis(TRUNCATE_POLL_MS)).await;
+                    }
+                    Ok(_) => {
+                        self.fail_msg(format!(
+                            "`{p}': its last block was not cut within {} s; see raftfs fsck {p} -openforwrite",
+                            MAX_TRUNCATE_WAIT_MS / 1000
+                        ));
+                        break;
+                    }
+                    Err(e) => {
+                        self.fail(p, &e);
+                        break;
+                    }
+                }
+            }
         }
         Ok(())
     }

@@ -476,8 +476,16 @@ impl BlockManager {
             .collect()
     }
 
-    /// Ask the first of `replicas` (the primary) to recover `block` of file `inode`.
-    pub fn queue_recovery(&self, inode: u64, block: Block, recovery_id: u64, replicas: Vec<DatanodeId>) {
+    /// Ask the first of `replicas` (the primary) to recover `block` of file
+    /// `inode` (with `truncate`, to cut them to `block.num_bytes`).
+    pub fn queue_recovery(
+        &self,
+        inode: u64,
+        block: Block,
+        recovery_id: u64,
+        replicas: Vec<DatanodeId>,
+        truncate: bool,
+    ) {
         let mut st = self.state.lock();
         let Some(primary) = replicas.first().and_then(|p| st.by_uuid.get(&p.uuid).copied()) else {
             return;
@@ -490,6 +498,7 @@ impl BlockManager {
             block,
             new_gen_stamp: recovery_id,
             replicas,
+            truncate,
         });
     }
 

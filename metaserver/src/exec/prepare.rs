@@ -88,7 +88,8 @@ pub fn lock_requests(op: &Op) -> Vec<PathLockRequest> {
         | Op::UpdateBlockForPipeline { path, .. }
         | Op::UpdatePipeline { path, .. }
         | Op::RecoverLease { path }
-        | Op::Append { path } => one(path, PathMode::WriteInode).into_iter().collect(),
+        | Op::Append { path }
+        | Op::Truncate { path, .. } => one(path, PathMode::WriteInode).into_iter().collect(),
         // The target's directory in WRITE: the sources are its children
         // (the plan refuses any that is not), and a WRITE lock on a
         // directory's inode keeps every other write below it out.

@@ -31,6 +31,10 @@ pub const LEASE_SOFT_LIMIT_MS: i64 = 60_000;
 /// The holder of files whose lease is being recovered (HDFS gives them to
 /// `HDFS_NameNode`).
 pub const RECOVERY_HOLDER: &str = "raftfs-lease-recovery";
+/// The holder of a file whose last block a truncate is cutting on the
+/// DataNodes (see `namespace::truncate`): its recovery cuts the replicas
+/// to the block's length instead of agreeing on one.
+pub const TRUNCATE_HOLDER: &str = "raftfs-truncate";
 /// Most blocks one file may have (HDFS `dfs.namenode.fs-limits.max-blocks-per-file`).
 pub const MAX_BLOCKS_PER_FILE: usize = 10 * 1024;
 /// Deepest parent chain walked when a file is named by inode id.
@@ -47,7 +51,7 @@ fn no_lease(path: &str, id: InodeId, client: &str, held_by: Option<&str>) -> FsE
     }
 }
 
-fn file_mut(inode: &mut Inode) -> (&mut Vec<Block>, &mut u64) {
+pub(crate) fn file_mut(inode: &mut Inode) -> (&mut Vec<Block>, &mut u64) {
     match &mut inode.kind {
         InodeKind::File { blocks, length, .. } => (blocks, length),
         InodeKind::Directory { .. } => unreachable!("checked to be a file"),
@@ -96,7 +100,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
 
     /// Check and charge the change of `old`'s space to its ancestors
     /// `r.inodes[..len - 1]`.
-    fn charge_file(&mut self, r: &Resolved, old: &Inode, new: &Inode) -> Result<(), FsError> {
+    pub(crate) fn charge_file(&mut self, r: &Resolved, old: &Inode, new: &Inode) -> Result<(), FsError> {
         let ds = new.space_consumed() as i64 - old.space_consumed() as i64;
         let upto = r.inodes.len() - 1;
         self.check_quota(r, upto, 0, ds, &[])?;
@@ -325,6 +329,12 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
                 self.ctx.client_id
             )));
         }
+        if holder == TRUNCATE_HOLDER {
+            return Err(FsError::RecoveryInProgress(format!(
+                "Failed to {what} {path} for {}: a truncate is cutting its last block. Try again later.",
+                self.ctx.client_id
+            )));
+        }
         let renewed = self.view.lease(holder)?.map_or(i64::MIN, |l| l.renewed_ms);
         if self.time.saturating_sub(renewed) > LEASE_SOFT_LIMIT_MS {
             return Err(FsError::RecoveryInProgress(format!(
@@ -410,6 +420,19 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
             });
             return Ok(OpResult::Bool(true));
         };
+        // A truncate's recovery that did not finish: start it again, to the
+        // same length.
+        if t.lease_holder() == Some(TRUNCATE_HOLDER) {
+            let recovery_id = self.alloc_gen_stamp()?;
+            self.muts.push(Mutation::RenewLease {
+                holder: TRUNCATE_HOLDER.into(),
+            });
+            return Ok(OpResult::TruncateStarted {
+                inode: t.id,
+                block: last,
+                recovery_id,
+            });
+        }
         // The DataNodes must agree on the last block's length: give the file
         // to the recovery holder and stamp the recovery.
         let recovery_id = self.alloc_gen_stamp()?;
@@ -453,6 +476,12 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
         if new_gen_stamp <= last.gen_stamp || new_gen_stamp >= read_counter(self.view, META_NEXT_GEN_STAMP)? {
             return Err(FsError::InvalidArgument(format!(
                 "commitBlockSynchronization of {last}: recovery stamp {new_gen_stamp} is not valid"
+            )));
+        }
+        if t.lease_holder() == Some(TRUNCATE_HOLDER) && new_length != last.num_bytes {
+            return Err(FsError::InvalidArgument(format!(
+                "commitBlockSynchronization of {last}: a truncate cuts it to {} bytes, not {new_length}",
+                last.num_bytes
             )));
         }
         let mut new = t.clone();

@@ -26,6 +26,7 @@ pub mod read;
 pub mod reclaim;
 mod rename;
 pub mod resolve;
+mod truncate;
 
 use serde::{Deserialize, Serialize};
 
@@ -244,7 +245,8 @@ pub fn is_cached_in_retry_table(op: &Op) -> bool {
         | Op::AddDelegationKey { .. }
         | Op::ExpireDelegationTokens { .. }
         | Op::SetOwnership { .. }
-        | Op::Concat { .. } => true,
+        | Op::Concat { .. }
+        | Op::Truncate { .. } => true,
         // Renewing a lease again is the same as renewing it once; reads are not logged.
         Op::RenewLease
         | Op::GetFileInfo { .. }

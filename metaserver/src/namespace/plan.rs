@@ -172,6 +172,7 @@ fn plan_with<V: ReadView + ?Sized>(
         Op::ExpireDelegationTokens { sequence_numbers } => p.expire_delegation_tokens(sequence_numbers)?,
         Op::SetOwnership { version, prefixes } => p.set_ownership(*version, prefixes)?,
         Op::Concat { target, sources } => p.concat(target, sources)?,
+        Op::Truncate { path, new_length } => p.truncate(path, *new_length)?,
         Op::GetFileInfo { .. }
         | Op::GetListing { .. }
         | Op::GetContentSummary { .. }

@@ -189,7 +189,8 @@ pub fn audit_cmd(op: &Op) -> Option<Cow<'static, str>> {
         | Op::GetDelegationToken { .. }
         | Op::RenewDelegationToken { .. }
         | Op::CancelDelegationToken { .. }
-        | Op::Concat { .. } => Some(Cow::Borrowed(op.name())),
+        | Op::Concat { .. }
+        | Op::Truncate { .. } => Some(Cow::Borrowed(op.name())),
     }
 }
 

@@ -19,7 +19,7 @@ use raftfs_proto::{Block, CallCtx, FsError, LocatedBlocks, Op, OpResult};
 
 use crate::blocks::BlockManager;
 use crate::exec::pipeline::WritePipeline;
-use crate::namespace::data::RECOVERY_HOLDER;
+use crate::namespace::data::{RECOVERY_HOLDER, TRUNCATE_HOLDER};
 use crate::raft::state_machine::SmShared;
 use crate::raft::Raft;
 
@@ -135,7 +135,7 @@ impl DataPath {
                 }
                 self.writes.write(ctx, op).await
             }
-            Op::RecoverLease { .. } => {
+            Op::RecoverLease { .. } | Op::Truncate { .. } => {
                 let r = self.writes.write(ctx, op).await?;
                 self.after_recover_lease(r).await
             }
@@ -218,27 +218,39 @@ impl DataPath {
         }
     }
 
-    /// recoverLease's log result says what to do on the DataNodes.
+    /// recoverLease's (or truncate's) log result says what to do on the DataNodes.
     async fn after_recover_lease(&self, r: OpResult) -> Result<OpResult, FsError> {
-        let OpResult::RecoveryStarted {
-            inode,
-            block,
-            recovery_id,
-        } = r
-        else {
-            return Ok(r);
-        };
-        self.start_recovery(inode, block, recovery_id).await
+        match r {
+            OpResult::RecoveryStarted {
+                inode,
+                block,
+                recovery_id,
+            } => self.start_recovery(inode, block, recovery_id, false).await,
+            OpResult::TruncateStarted {
+                inode,
+                block,
+                recovery_id,
+            } => self.start_recovery(inode, block, recovery_id, true).await,
+            r => Ok(r),
+        }
     }
 
     /// Ask the replicas of `block` (the last block of file `inode`) to agree
-    /// on its length; a block no DataNode ever received is dropped and the
-    /// file closed at once. `Bool(true)` when the file is closed.
-    async fn start_recovery(&self, inode: u64, block: Block, recovery_id: u64) -> Result<OpResult, FsError> {
+    /// on its length (with `truncate`, to be cut to `block.num_bytes`); a
+    /// block no DataNode ever received is dropped and the file closed at
+    /// once. `Bool(true)` when the file is closed.
+    async fn start_recovery(
+        &self,
+        inode: u64,
+        block: Block,
+        recovery_id: u64,
+        truncate: bool,
+    ) -> Result<OpResult, FsError> {
         let replicas = self.blocks.replica_nodes(block.id);
         if !replicas.is_empty() {
-            tracing::info!(%block, inode, recovery_id, primary = %replicas[0].addr, "block recovery started");
-            self.blocks.queue_recovery(inode, block, recovery_id, replicas);
+            tracing::info!(%block, inode, recovery_id, truncate, primary = %replicas[0].addr, "block recovery started");
+            self.blocks
+                .queue_recovery(inode, block, recovery_id, replicas, truncate);
             return Ok(OpResult::Bool(false));
         }
         if block.num_bytes > 0 {
@@ -265,7 +277,7 @@ impl DataPath {
             crate::namespace::lease_holder_of(&*view, path)
         };
         match holder {
-            Ok(Some(h)) if h != RECOVERY_HOLDER => {
+            Ok(Some(h)) if h != RECOVERY_HOLDER && h != TRUNCATE_HOLDER => {
                 let op = Op::RecoverLease { path: path.into() };
                 match self.writes.write(self.system_ctx(), op).await {
                     Ok(r) => {
@@ -337,7 +349,7 @@ impl DataPath {
         let leases = self.shared.store.leases_page("", MAX_LEASES_PER_CHECK)?;
         for (holder, rec) in leases {
             let age = now.saturating_sub(rec.renewed_ms);
-            let expired = if holder == RECOVERY_HOLDER {
+            let expired = if holder == RECOVERY_HOLDER || holder == TRUNCATE_HOLDER {
                 age > RECOVERY_RETRY_MS as i64
             } else {
                 age > self.lease_hard_limit_ms as i64

@@ -20,8 +20,8 @@
 //! `IOException`s 403, bad arguments and unsupported ops 400, a standby's
 //! `StandbyException` 403).
 //!
-//! Caveats: TRUNCATE answers `UnsupportedOperationException`
-//! (the namespace has no truncate yet); no proxy users (`doas` only for the
+//! Caveats: snapshot and ACL ops answer `UnsupportedOperationException`
+//! (raftfs has neither); no proxy users (`doas` only for the
 //! caller itself).
 
 mod datanode_turns;

@@ -71,10 +71,14 @@ pub enum WebHdfsOp {
     Concat {
         sources: Vec<String>,
     },
+    Truncate {
+        new_length: u64,
+    },
 }
 
-/// The ops that need what raftfs's namespace does not have yet.
-const UNSUPPORTED_OPS: [&str; 1] = ["TRUNCATE"];
+/// The ops that need what raftfs does not have (HDFS's answer when a
+/// feature is off).
+const UNSUPPORTED_OPS: [&str; 4] = ["CREATESNAPSHOT", "DELETESNAPSHOT", "RENAMESNAPSHOT", "SETACL"];
 
 /// A file's permission when CREATE names none (HDFS's `0644`).
 pub const DEFAULT_WEBHDFS_FILE_PERMISSION: Permission = Permission(0o644);
@@ -246,15 +250,17 @@ impl WebHdfsOp {
                 }
                 WebHdfsOp::Concat { sources }
             }
+            ("POST", "TRUNCATE") => WebHdfsOp::Truncate {
+                new_length: params.parsed("newlength", non_negative)?.ok_or_else(|| {
+                    RemoteException::illegal_argument("Required param newlength for op: TRUNCATE is null or empty")
+                })?,
+            },
             ("GET", "GETFILECHECKSUM") => WebHdfsOp::GetFileChecksum,
             (_, o) if UNSUPPORTED_OPS.contains(&o) => {
                 return Err(RemoteException::new(
                     axum::http::StatusCode::BAD_REQUEST,
                     "java.lang.UnsupportedOperationException",
-                    format!(
-                        "{o} is not supported: raftfs's namespace has no {} yet",
-                        o.to_lowercase()
-                    ),
+                    format!("{o} is not supported: raftfs has no snapshots or ACLs"),
                 ))
             }
             (m, o) => {
@@ -365,6 +371,10 @@ impl WebHdfsOp {
                 target: path,
                 sources: sources.clone(),
             },
+            WebHdfsOp::Truncate { new_length } => Op::Truncate {
+                path,
+                new_length: *new_length,
+            },
         })
     }
 }
@@ -455,8 +465,12 @@ mod tests {
             assert_eq!(e.status, 400, "{q}: {e:?}");
             assert!(e.message.contains(says), "{q}: {e:?}");
         }
-        let e = parse(Method::POST, "op=TRUNCATE&newlength=1").unwrap_err();
+        let e = parse(Method::PUT, "op=CREATESNAPSHOT").unwrap_err();
         assert_eq!(e.exception, "UnsupportedOperationException");
+        assert_eq!(
+            parse(Method::POST, "op=TRUNCATE&newlength=10"),
+            Ok(WebHdfsOp::Truncate { new_length: 10 })
+        );
         assert_eq!(
             parse(Method::POST, "op=CONCAT&sources=%2Fd%2Fa,/d/b"),
             Ok(WebHdfsOp::Concat {
@@ -466,6 +480,11 @@ mod tests {
         for (q, says) in [
             ("op=CONCAT", "Required param sources for op: CONCAT is null or empty"),
             ("op=CONCAT&sources=/d/a,b", "\"sources\""),
+            (
+                "op=TRUNCATE",
+                "Required param newlength for op: TRUNCATE is null or empty",
+            ),
+            ("op=TRUNCATE&newlength=-1", "\"newlength\""),
         ] {
             let e = parse(Method::POST, q).unwrap_err();
             assert_eq!(e.status, 400, "{q}: {e:?}");

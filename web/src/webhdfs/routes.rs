@@ -203,7 +203,8 @@ async fn run(
             WebHdfsOp::Mkdirs { .. }
             | WebHdfsOp::Rename { .. }
             | WebHdfsOp::Delete { .. }
-            | WebHdfsOp::SetReplication { .. },
+            | WebHdfsOp::SetReplication { .. }
+            | WebHdfsOp::Truncate { .. },
             OpResult::Bool(b),
         ) => ok(json!({ "boolean": b })),
         (
