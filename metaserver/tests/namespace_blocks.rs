@@ -1,7 +1,8 @@
 //! The replicated half of the data path at the namespace level, against
 //! both stores: which blocks make up a file, their stamps and lengths, the
-//! derived block and lease tables, leases' soft limit, lease recovery, and
-//! space quota charges of blocks being written.
+//! derived block and lease tables, leases' soft limit, lease recovery,
+//! space quota charges of blocks being written, and concat and truncate,
+//! which move and cut blocks.
 
 use raftfs_metaserver::exec::{Engine, ExecMode};
 use raftfs_metaserver::namespace::data::{RECOVERY_HOLDER, TRUNCATE_HOLDER};
@@ -232,23 +233,6 @@ fn lifecycle<S: Store>(mut t: T<S>) {
     assert!(t.block_row(b1.id).is_none() && t.block_row(b2.id).is_none());
 }
 
-#[test]
-fn lifecycle_memory() {
-    lifecycle(T::new(MemStore::new(), ExecMode::Apply));
-    lifecycle(T::new(MemStore::new(), ExecMode::Leader));
-}
-
-#[test]
-fn lifecycle_rocksdb() {
-    for mode in [ExecMode::Apply, ExecMode::Leader] {
-        let dir = tempfile::tempdir().unwrap();
-        lifecycle(T::new(
-            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
-            mode,
-        ));
-    }
-}
-
 fn soft_limit_and_quota<S: Store>(mut t: T<S>) {
     // Past the soft limit, another client's create asks for a recovery.
     t.create("c1", "/s");
@@ -336,23 +320,6 @@ fn soft_limit_and_quota<S: Store>(mut t: T<S>) {
     match t.run("x", Op::GetContentSummary { path: "/q".into() }).unwrap() {
         OpResult::Summary(s) => assert_eq!(s.space_consumed, 30),
         other => panic!("{other:?}"),
-    }
-}
-
-#[test]
-fn soft_limit_and_quota_memory() {
-    soft_limit_and_quota(T::new(MemStore::new(), ExecMode::Apply));
-    soft_limit_and_quota(T::new(MemStore::new(), ExecMode::Leader));
-}
-
-#[test]
-fn soft_limit_and_quota_rocksdb() {
-    for mode in [ExecMode::Apply, ExecMode::Leader] {
-        let dir = tempfile::tempdir().unwrap();
-        soft_limit_and_quota(T::new(
-            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
-            mode,
-        ));
     }
 }
 
@@ -501,23 +468,6 @@ fn concat_moves_blocks<S: Store>(mut t: T<S>) {
     assert!(t.status("/d/one").length == MB, "a refused concat changes nothing");
 }
 
-#[test]
-fn concat_moves_blocks_memory() {
-    concat_moves_blocks(T::new(MemStore::new(), ExecMode::Apply));
-    concat_moves_blocks(T::new(MemStore::new(), ExecMode::Leader));
-}
-
-#[test]
-fn concat_moves_blocks_rocksdb() {
-    for mode in [ExecMode::Apply, ExecMode::Leader] {
-        let dir = tempfile::tempdir().unwrap();
-        concat_moves_blocks(T::new(
-            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
-            mode,
-        ));
-    }
-}
-
 /// truncate at a block boundary drops the blocks past it at once; inside
 /// a block it cuts the committed length, opens the file for the truncate
 /// holder and starts a recovery to that length, which a recoverLease
@@ -607,19 +557,28 @@ fn truncate_cuts_blocks<S: Store>(mut t: T<S>) {
     assert_eq!(t.status("/f").length, 0);
 }
 
-#[test]
-fn truncate_cuts_blocks_memory() {
-    truncate_cuts_blocks(T::new(MemStore::new(), ExecMode::Apply));
-    truncate_cuts_blocks(T::new(MemStore::new(), ExecMode::Leader));
+/// Each scenario against both stores, in both execution modes.
+macro_rules! on_both_stores_and_modes {
+    ($($scenario:ident),* $(,)?) => {
+        mod on_both_stores_and_modes {
+            $(
+                #[test]
+                fn $scenario() {
+                    for mode in [super::ExecMode::Apply, super::ExecMode::Leader] {
+                        super::$scenario(super::T::new(super::MemStore::new(), mode));
+                        let dir = tempfile::tempdir().unwrap();
+                        let rocks = super::RocksStore::open(dir.path(), &super::RocksStoreOptions::default()).unwrap();
+                        super::$scenario(super::T::new(rocks, mode));
+                    }
+                }
+            )*
+        }
+    };
 }
 
-#[test]
-fn truncate_cuts_blocks_rocksdb() {
-    for mode in [ExecMode::Apply, ExecMode::Leader] {
-        let dir = tempfile::tempdir().unwrap();
-        truncate_cuts_blocks(T::new(
-            RocksStore::open(dir.path(), &RocksStoreOptions::default()).unwrap(),
-            mode,
-        ));
-    }
-}
+on_both_stores_and_modes!(
+    lifecycle,
+    soft_limit_and_quota,
+    concat_moves_blocks,
+    truncate_cuts_blocks
+);
