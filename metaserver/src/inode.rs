@@ -144,6 +144,14 @@ impl Inode {
         }
     }
 
+    /// A file's length in bytes (0 for a directory).
+    pub fn length(&self) -> u64 {
+        match self.kind {
+            InodeKind::File { length, .. } => length,
+            InodeKind::Directory { .. } => 0,
+        }
+    }
+
     /// A file's preferred block size (0 for a directory).
     pub fn block_size(&self) -> u64 {
         match self.kind {

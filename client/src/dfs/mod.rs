@@ -10,24 +10,23 @@ use std::io::Write;
 use futures::future::LocalBoxFuture;
 use futures::FutureExt;
 
-use raftfs_proto::{FileStatus, FsError, Permission};
+use raftfs_proto::{FileStatus, FsError};
 
 use crate::FileSystem;
 
+mod attributes;
+mod concat_truncate;
 mod data;
 mod help;
 mod text;
 
+pub use concat_truncate::MAX_TRUNCATE_WAIT_MS;
 pub use help::{command_usage, offline, usage_entry, USAGE};
 use text::{date, human};
 pub use text::{quota_setting, stat_format, Mode};
 
 /// Exit status for a usage error (`hdfs dfs` returns -1).
 pub const EXIT_USAGE: i32 = 255;
-/// Longest `-truncate -w` waits for one file's last block to be cut.
-pub const MAX_TRUNCATE_WAIT_MS: u64 = 600_000;
-/// How often `-truncate -w` asks whether the file is closed.
-const TRUNCATE_POLL_MS: u64 = 200;
 
 struct Shell<'a> {
     fs: &'a FileSystem,
@@ -376,119 +375,6 @@ impl Shell<'_> {
         Ok(())
     }
 
-    /// Hadoop's `Concat`: a target and at least two sources, each an
-    /// existing file, checked before the call (its messages).
-    async fn concat(&mut self, args: &[String]) -> Result<(), String> {
-        let (_, ops) = flags(args, &[])?;
-        let usage = help::command_usage("concat")
-            .and_then(|u| u.strip_prefix("-concat "))
-            .unwrap_or_default();
-        if ops.is_empty() {
-            self.fail_msg(format!("Target path not specified. {usage}"));
-            return Ok(());
-        }
-        if ops.len() < 3 {
-            self.fail_msg(format!("The number of source paths is less than 2. {usage}"));
-            return Ok(());
-        }
-        for (i, p) in ops.iter().enumerate() {
-            let is_file = match self.fs.get_file_info(p).await {
-                Ok(st) => st.is_some_and(|s| !s.is_dir()),
-                Err(e) => {
-                    self.fail(p, &e);
-                    return Ok(());
-                }
-            };
-            if !is_file {
-                let what = if i == 0 { "Target path " } else { "" };
-                self.fail_msg(format!("{what}{p} does not exist or is not file."));
-                return Ok(());
-            }
-        }
-        let sources: Vec<String> = ops[1..].iter().map(|s| s.to_string()).collect();
-        if let Err(e) = self.fs.concat(ops[0], &sources).await {
-            self.fail(ops[0], &e);
-        }
-        Ok(())
-    }
-
-    /// Hadoop's `Truncate`: each file to LENGTH; with `-w`, wait until the
-    /// files whose last block is being cut are closed (at most
-    /// [`MAX_TRUNCATE_WAIT_MS`] each).
-    async fn truncate(&mut self, args: &[String]) -> Result<(), String> {
-        let (f, ops) = flags(args, &["-w"])?;
-        let wait = f.contains(&"-w");
-        if ops.len() < 2 {
-            return Err(format!("Not enough arguments: expected 2 but got {}", ops.len()));
-        }
-        let Ok(new_length) = ops[0].parse::<i64>() else {
-            let _ = writeln!(
-                self.err,
-                "{}: Illegal length, a non-negative integer expected",
-                self.cmd
-            );
-            return Err(format!("For input string: \"{}\"", ops[0]));
-        };
-        let Ok(new_length) = u64::try_from(new_length) else {
-            return Err("length must be >= 0".into());
-        };
-        let mut waiting = Vec::new();
-        for p in &ops[1..] {
-            let Some(st) = self.status(p).await else { continue };
-            if st.is_dir() {
-                self.fail_msg(format!("`{p}': Is a directory"));
-                continue;
-            }
-            if new_length > st.length {
-                self.fail_msg(format!(
-                    "Cannot truncate to a larger file size. Current size: {}, truncate size: {new_length}.",
-                    st.length
-                ));
-                continue;
-            }
-            match self.fs.truncate(p, new_length).await {
-                Ok(true) => {
-                    let _ = writeln!(self.out, "Truncated {p} to length: {new_length}");
-                }
-                Ok(false) if wait => waiting.push(*p),
-                Ok(false) => {
-                    let _ = writeln!(
-                        self.out,
-                        "Truncating {p} to length: {new_length}. Wait for block recovery to complete before further updating this file."
-                    );
-                }
-                Err(e) => self.fail(p, &e),
-            }
-        }
-        for p in waiting {
-            let _ = writeln!(self.out, "Waiting for {p} ...");
-            let deadline = std::time::Instant::now() + std::time::Duration::from_millis(MAX_TRUNCATE_WAIT_MS);
-            loop {
-                match self.fs.get_file_info(p).await {
-                    Ok(Some(st)) if !st.under_construction => {
-                        let _ = writeln!(self.out, "Truncated {p} to length: {new_length}");
-                        break;
-                    }
-                    Ok(_) if std::time::Instant::now() < deadline => {
-                        tokio::time::sleep(std::time::Duration::from_millis(TRUNCATE_POLL_MS)).await;
-                    }
-                    Ok(_) => {
-                        self.fail_msg(format!(
-                            "`{p}': its last block was not cut within {} s; see raftfs fsck {p} -openforwrite",
-                            MAX_TRUNCATE_WAIT_MS / 1000
-                        ));
-                        break;
-                    }
-                    Err(e) => {
-                        self.fail(p, &e);
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     async fn stat(&mut self, args: &[String]) -> Result<(), String> {
         let (_, ops) = flags(args, &[])?;
         let (format, paths) = match ops.as_slice() {
@@ -620,142 +506,6 @@ impl Shell<'_> {
         Ok(())
     }
 
-    /// Apply `f` to each path, and with `recursive` to everything below it.
-    fn walk<'s>(
-        &'s mut self,
-        path: String,
-        recursive: bool,
-        f: &'s (dyn Fn(&FileStatus) -> WalkOp + Sync),
-    ) -> LocalBoxFuture<'s, ()> {
-        async move {
-            let Some(st) = self.status(&path).await else { return };
-            self.apply_walk(&path, &st, f).await;
-            if recursive && st.is_dir() {
-                match self.fs.list_status(&path).await {
-                    Ok(children) => {
-                        for c in children {
-                            let cp = child_path(&path, &c.path_suffix);
-                            if c.is_dir() {
-                                self.walk(cp, true, f).await;
-                            } else {
-                                self.apply_walk(&cp, &c, f).await;
-                            }
-                        }
-                    }
-                    Err(e) => self.fail(&path, &e),
-                }
-            }
-        }
-        .boxed_local()
-    }
-
-    async fn apply_walk(&mut self, path: &str, st: &FileStatus, f: &(dyn Fn(&FileStatus) -> WalkOp + Sync)) {
-        // As Hadoop's shell, an unchanged permission or owner is not set
-        // again, and a refusal says what was being changed.
-        let changing = |what: &'static str| move |e| (Some(what), e);
-        let r = match f(st) {
-            WalkOp::Chmod(p) if p == st.permission => Ok(()),
-            WalkOp::Chmod(p) => (self.fs.set_permission(path, p).await)
-                .map(|_| ())
-                .map_err(changing("permissions")),
-            WalkOp::Chown(o, g) => {
-                let o = o.filter(|o| *o != st.owner);
-                let g = g.filter(|g| *g != st.group);
-                if o.is_none() && g.is_none() {
-                    Ok(())
-                } else {
-                    (self.fs.set_owner(path, o.as_deref(), g.as_deref()).await).map_err(changing("ownership"))
-                }
-            }
-            WalkOp::Setrep(n) => match self.fs.set_replication(path, n).await {
-                Ok(true) => {
-                    let _ = writeln!(self.out, "Replication {n} set: {path}");
-                    Ok(())
-                }
-                Ok(false) => Ok(()),
-                Err(e) => Err((None, e)),
-            },
-            WalkOp::Skip => Ok(()),
-        };
-        match r {
-            Err((Some(what), e)) => self.fail_msg(format!("changing {what} of '{path}': {}", shell_message(&e))),
-            Err((None, e)) => self.fail(path, &e),
-            Ok(()) => {}
-        }
-    }
-
-    async fn chmod(&mut self, args: &[String]) -> Result<(), String> {
-        let (f, ops) = flags(args, &["-R"])?;
-        let [mode, paths @ ..] = ops.as_slice() else {
-            return Err("Not enough arguments: expected 2 but got 0".into());
-        };
-        if paths.is_empty() {
-            return Err("Not enough arguments: expected 2 but got 1".into());
-        }
-        let mode =
-            Mode::parse(mode).ok_or_else(|| format!("chmod : mode '{mode}' does not match the expected pattern."))?;
-        let op = move |s: &FileStatus| WalkOp::Chmod(mode.apply(s.permission, s.is_dir()));
-        for p in paths {
-            self.walk(p.to_string(), f.contains(&"-R"), &op).await;
-        }
-        Ok(())
-    }
-
-    async fn chown(&mut self, args: &[String], group_only: bool) -> Result<(), String> {
-        let (f, ops) = flags(args, &["-R"])?;
-        let [spec, paths @ ..] = ops.as_slice() else {
-            return Err("Not enough arguments: expected 2 but got 0".into());
-        };
-        if paths.is_empty() {
-            return Err("Not enough arguments: expected 2 but got 1".into());
-        }
-        // Hadoop's FsShellPermissions: names of [-_./@a-zA-Z0-9].
-        let name_ok = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./@".contains(c));
-        let some = |s: &str| if s.is_empty() { None } else { Some(s.to_string()) };
-        let (owner, group) = if group_only {
-            if spec.is_empty() || !name_ok(spec) {
-                return Err(format!("'{spec}' does not match expected pattern for group"));
-            }
-            (None, some(spec))
-        } else {
-            let (o, g) = spec.split_once(':').unwrap_or((spec, ""));
-            if !name_ok(o) || !name_ok(g) {
-                return Err(format!("'{spec}' does not match expected pattern for [owner][:group]."));
-            }
-            (some(o), some(g))
-        };
-        if owner.is_none() && group.is_none() {
-            return Err(format!("'{spec}' does not specify owner or group."));
-        }
-        let op = move |_: &FileStatus| WalkOp::Chown(owner.clone(), group.clone());
-        for p in paths {
-            self.walk(p.to_string(), f.contains(&"-R"), &op).await;
-        }
-        Ok(())
-    }
-
-    async fn setrep(&mut self, args: &[String]) -> Result<(), String> {
-        let (_, ops) = flags(args, &["-R", "-w"])?;
-        let [n, paths @ ..] = ops.as_slice() else {
-            return Err("Not enough arguments: expected 2 but got 0".into());
-        };
-        // Hadoop's SetReplication parses a short and says what Java says.
-        let n: i16 = n.parse().map_err(|_| format!("For input string: \"{n}\""))?;
-        let n = u16::try_from(n)
-            .ok()
-            .filter(|n| *n >= 1)
-            .ok_or_else(|| "replication must be >= 1".to_string())?;
-        if paths.is_empty() {
-            return Err("Not enough arguments: expected 2 but got 1".into());
-        }
-        // As in HDFS, a directory sets the replication of every file below it.
-        let op = move |s: &FileStatus| if s.is_dir() { WalkOp::Skip } else { WalkOp::Setrep(n) };
-        for p in paths {
-            self.walk(p.to_string(), true, &op).await;
-        }
-        Ok(())
-    }
-
     async fn count(&mut self, args: &[String]) -> Result<(), String> {
         let (f, paths) = flags(args, &["-q", "-h", "-qh", "-hq"])?;
         let q = f.iter().any(|x| x.contains('q'));
@@ -879,13 +629,6 @@ impl Shell<'_> {
             }
         }
     }
-}
-
-enum WalkOp {
-    Chmod(Permission),
-    Chown(Option<String>, Option<String>),
-    Setrep(u16),
-    Skip,
 }
 
 #[cfg(test)]

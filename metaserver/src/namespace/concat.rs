@@ -29,7 +29,6 @@ use raftfs_proto::{FsError, OpResult};
 use super::delta::{Attr, Mutation};
 use super::permission::{READ, WRITE};
 use super::plan::Planner;
-use crate::inode::Inode;
 use crate::path::{FsPath, RESERVED_NAME};
 use crate::store::ReadView;
 
@@ -46,15 +45,6 @@ fn check_not_reserved(raw: &str) -> Result<(), FsError> {
         )));
     }
     Ok(())
-}
-
-/// The file at `r`'s end, or HDFS's `INodeFile.valueOf` error.
-fn file_at(r: &super::resolve::Resolved) -> Result<Inode, FsError> {
-    match r.target() {
-        None => Err(FsError::FileNotFound(format!("File does not exist: {}", r.path.text))),
-        Some(t) if t.is_dir() => Err(FsError::FileNotFound(format!("Path is not a file: {}", r.path.text))),
-        Some(t) => Ok(t.clone()),
-    }
 }
 
 impl<V: ReadView + ?Sized> Planner<'_, V> {
@@ -76,7 +66,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
             check_not_reserved(s)?;
         }
         let rt = self.resolve(target)?;
-        let t = file_at(&rt)?;
+        let t = rt.file()?;
         let tidx = rt.inodes.len() - 1;
         self.check_at(&rt, tidx, WRITE)?;
         if t.under_construction() {
@@ -92,7 +82,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
         let mut ds = 0i64;
         for raw in sources {
             let rs = self.resolve(raw)?;
-            let s = file_at(&rs)?;
+            let s = rs.file()?;
             let sidx = rs.inodes.len() - 1;
             self.check_at(&rs, sidx, READ)?;
             self.check_at(&rs, sidx - 1, WRITE)?;
@@ -126,8 +116,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
             if !seen.insert(s.id) {
                 return Err(invalid("concat: at least two of the source files are the same".into()));
             }
-            let length: u64 = s.blocks().iter().map(|b| b.num_bytes).sum();
-            ds += length as i64 * (t.replication() as i64 - s.replication() as i64);
+            ds += s.length() as i64 * (t.replication() as i64 - s.replication() as i64);
             let name = rs.path.name().expect("a file has a name").to_string();
             moves.push((s, name));
         }

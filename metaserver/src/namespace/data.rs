@@ -85,13 +85,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
     /// Resolve a file the caller is writing (it holds the lease).
     fn writing(&self, raw: &str) -> Result<(Resolved, Inode), FsError> {
         let r = self.resolve(raw)?;
-        let t = r
-            .target()
-            .cloned()
-            .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", r.path.text)))?;
-        if t.is_dir() {
-            return Err(FsError::FileNotFound(format!("Path is not a file: {}", r.path.text)));
-        }
+        let t = r.file()?;
         match t.lease_holder() {
             Some(h) if h == self.ctx.client_id => Ok((r, t)),
             other => Err(no_lease(&r.path.text, t.id, &self.ctx.client_id, other)),
@@ -195,13 +189,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
 
     pub(crate) fn complete(&mut self, raw: &str, last: Option<Block>) -> Result<OpResult, FsError> {
         let r = self.resolve(raw)?;
-        let t = r
-            .target()
-            .cloned()
-            .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", r.path.text)))?;
-        if t.is_dir() {
-            return Err(FsError::FileNotFound(format!("Path is not a file: {}", r.path.text)));
-        }
+        let t = r.file()?;
         match t.lease_holder() {
             // Closed already (a retry after the reply was lost).
             None => return Ok(OpResult::Bool(true)),
@@ -401,13 +389,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
 
     pub(crate) fn recover_lease(&mut self, raw: &str) -> Result<OpResult, FsError> {
         let r = self.resolve(raw)?;
-        let t = r
-            .target()
-            .cloned()
-            .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", r.path.text)))?;
-        if t.is_dir() {
-            return Err(FsError::FileNotFound(format!("Path is not a file: {}", r.path.text)));
-        }
+        let t = r.file()?;
         self.check_at(&r, r.inodes.len() - 1, WRITE)?;
         if !t.under_construction() {
             return Ok(OpResult::Bool(true));

@@ -41,6 +41,19 @@ impl Resolved {
         }
     }
 
+    /// The file the path names, or HDFS's `INodeFile.valueOf` refusal
+    /// ("File does not exist", "Path is not a file").
+    pub fn file(&self) -> Result<Inode, FsError> {
+        match self.target() {
+            None => Err(FsError::FileNotFound(format!(
+                "File does not exist: {}",
+                self.path.text
+            ))),
+            Some(t) if t.is_dir() => Err(FsError::FileNotFound(format!("Path is not a file: {}", self.path.text))),
+            Some(t) => Ok(t.clone()),
+        }
+    }
+
     pub fn last_existing(&self) -> &Inode {
         self.inodes.last().expect("resolution always holds the start inode")
     }

@@ -32,11 +32,7 @@ use crate::store::ReadView;
 impl<V: ReadView + ?Sized> Planner<'_, V> {
     pub(crate) fn truncate(&mut self, raw: &str, new_length: u64) -> Result<OpResult, FsError> {
         let r = self.resolve(raw)?;
-        let t = match r.target() {
-            None => return Err(FsError::FileNotFound(format!("File does not exist: {}", r.path.text))),
-            Some(t) if t.is_dir() => return Err(FsError::FileNotFound(format!("Path is not a file: {}", r.path.text))),
-            Some(t) => t.clone(),
-        };
+        let t = r.file()?;
         self.check_at(&r, r.inodes.len() - 1, WRITE)?;
         if let Some(holder) = t.lease_holder() {
             if holder == self.ctx.client_id {
@@ -47,7 +43,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
             }
             self.check_lease_conflict(&r.path.text, holder, "TRUNCATE_FILE")?;
         }
-        let old_length: u64 = t.blocks().iter().map(|b| b.num_bytes).sum();
+        let old_length = t.length();
         if new_length > old_length {
             return Err(FsError::InvalidArgument(format!(
                 "Cannot truncate to a larger file size. Current size: {old_length}, truncate size: {new_length}."

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use axum::http::Method;
-use raftfs_proto::limits::{MAX_CONCAT_SOURCES, MAX_REPLICATION};
+use raftfs_proto::limits::MAX_REPLICATION;
 use raftfs_proto::{Op, Permission};
 
 use crate::RemoteException;
@@ -241,12 +241,6 @@ impl WebHdfsOp {
                     .collect();
                 if let Some(bad) = sources.iter().find(|s| !s.starts_with('/')) {
                     return Err(invalid("sources", bad));
-                }
-                if sources.len() > MAX_CONCAT_SOURCES {
-                    return Err(RemoteException::illegal_argument(format!(
-                        "CONCAT names {} sources; at most {MAX_CONCAT_SOURCES} are joined in one call",
-                        sources.len()
-                    )));
                 }
                 WebHdfsOp::Concat { sources }
             }
