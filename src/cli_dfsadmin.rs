@@ -1,5 +1,5 @@
 //! `raftfs dfsadmin` (-report, -safemode, -decommission, -recommission,
-//! -refreshUserToGroupsMappings, and -addNameservice/-removeNameservice in
+//! -refreshUserToGroupsMappings, -listOpenFiles in `cli_open_files`, and -addNameservice/-removeNameservice in
 //! `cli_nameservices`) and
 //! `raftfs fsck`, as HDFS prints them.
 //!
@@ -25,6 +25,7 @@ pub const USAGE: &str = "Usage: raftfs dfsadmin [--nameservices \"raftfs://h:p,.
 \t[-decommission <datanode uuid | host:port | host>]
 \t[-recommission <datanode uuid | host:port | host>]
 \t[-refreshUserToGroupsMappings]
+\t[-listOpenFiles [-path <path>]]
 \t[-addNameservice <nameservice> raftfs://host:port,...]   (with --router)
 \t[-removeNameservice <nameservice> [-force]]               (with --router)";
 
@@ -252,6 +253,14 @@ pub async fn run(spec: Option<String>, router: Option<String>, user: Option<Stri
             res
         }
         Some("-refreshUserToGroupsMappings") if args.len() == 1 => refresh_groups(&spec, user.as_deref()).await,
+        Some("-listOpenFiles") => match crate::cli_open_files::parse(&args[1..]) {
+            Ok(path) => crate::cli_open_files::list(&all, &path).await,
+            Err(why) if why.is_empty() => return usage(),
+            Err(why) => {
+                eprintln!("{why}");
+                return 255;
+            }
+        },
         _ => return usage(),
     };
     match r {

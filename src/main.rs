@@ -12,6 +12,7 @@ mod cli_haadmin;
 mod cli_metaserver;
 mod cli_nameservices;
 mod cli_node;
+mod cli_open_files;
 mod cli_router;
 mod cli_routeradmin;
 mod logging;
@@ -68,7 +69,7 @@ enum Cmd {
     },
     /// Run one DataNode (block storage for every nameservice's block pool).
     Datanode(cli_datanode::DatanodeArgs),
-    /// Cluster administration, as `hdfs dfsadmin` (-report, -safemode, -decommission, -refreshUserToGroupsMappings).
+    /// Cluster administration, as `hdfs dfsadmin` (-report, -safemode, -decommission, -refreshUserToGroupsMappings, -listOpenFiles).
     #[command(disable_help_flag = true)]
     Dfsadmin {
         /// Every nameservice: "raftfs://h:p,...;raftfs://h:p,..." (default: --fs)

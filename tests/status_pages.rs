@@ -5,7 +5,8 @@
 //! screenshot is kept in `target/test-artifacts/status-pages/`.
 //!
 //! The cluster: three members, two DataNodes, one router with a mount
-//! point. A file is held open by a writer (the open-files tab), a file's
+//! point. A file is held open by a writer (the open-files tabs and
+//! `dfsadmin -listOpenFiles`), a file's
 //! name holds HTML (escaped on every page), and the file browser lists as
 //! the caller, downloads through WebHDFS, and refuses what the caller may
 //! not list.
@@ -178,6 +179,28 @@ async fn status_pages_show_the_cluster_and_browse_its_files() {
     assert_eq!(open_files[0][0], "/user/alice/growing.log", "{open_files:?}");
     assert!(!open_files[0][3].is_empty(), "a lease holder: {open_files:?}");
 
+    // dfsadmin -listOpenFiles: Hadoop's header and columns, -path filters.
+    let (code, out, err) = c.dfsadmin(&["-listOpenFiles"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("{:<20}\t{:<20}\t{}", "Client Host", "Client Name", "Open File Path")
+    );
+    assert_eq!(lines.len(), 2, "{out}");
+    let cols: Vec<&str> = lines[1].split('\t').collect();
+    assert_eq!(cols.len(), 3, "{out}");
+    assert_eq!(cols[1].trim(), open_files[0][3], "the holder: {out}");
+    assert_eq!(cols[2].trim(), "/user/alice/growing.log", "{out}");
+    let (code, out, _) = c.dfsadmin(&["-listOpenFiles", "-path", "/user/alice/"]);
+    assert_eq!((code, out.lines().count()), (0, 2), "{out}");
+    let (code, out, _) = c.dfsadmin(&["-listOpenFiles", "-path", "/user/al"]);
+    assert_eq!(
+        (code, out.lines().count()),
+        (0, 1),
+        "a path is not a name prefix: {out}"
+    );
+
     // The file browser lists as the caller, escapes names, links downloads.
     let listing = page(
         &ca,
@@ -247,6 +270,26 @@ async fn status_pages_show_the_cluster_and_browse_its_files() {
     let r_listing = page(&ca, &r_http, "/explorer.html?path=/home/alice&user.name=alice");
     let r_names: Vec<String> = rows(&r_listing, "listing").iter().map(|r| r[7].clone()).collect();
     assert!(r_names.contains(&"data.bin".to_string()), "{r_listing}");
+    // The router's DataNodes (one table per block pool) and open files
+    // (each with its federated path), as ns1's leader reports them.
+    let r_dns = page(&ca, &r_http, "/datanodes.html");
+    let pool = &r_dns[r_dns
+        .find("data-block-pool=")
+        .unwrap_or_else(|| panic!("a table per block pool: {r_dns}"))..];
+    let r_dns = rows(&format!("<table id=\"pool\" {pool}"), "pool");
+    assert_eq!(r_dns.len(), 2, "{r_dns:?}");
+    assert!(r_dns.iter().all(|r| r[3] == "In Service"), "{r_dns:?}");
+    let r_open = page(&ca, &r_http, "/openfiles.html");
+    let ns1 = &r_open[r_open.find("data-nameservice=\"ns1\"").expect("ns1's open files")..];
+    let r_open = rows(&format!("<table id=\"ns1\" {ns1}"), "ns1");
+    assert_eq!(r_open.len(), 1, "{r_open:?}");
+    assert_eq!(
+        r_open[0][0], "/home/alice/growing.log",
+        "the federated path: {r_open:?}"
+    );
+    assert_eq!(r_open[0][1], "/user/alice/growing.log", "ns1's path: {r_open:?}");
+    assert_eq!(r_open[0][4], open_files[0][3], "the holder: {r_open:?}");
+
     // The member's mount tab shows what the routers gave it.
     let owned = page(&ca, &c.http_addr(leader), "/mounts.html");
     assert!(rows(&owned, "owned").iter().any(|r| r[0] == "/user"), "{owned}");
@@ -273,6 +316,13 @@ async fn status_pages_show_the_cluster_and_browse_its_files() {
             "/federationhealth.html",
             "router-overview",
             "Nameservice ns1",
+        ),
+        (r_http.clone(), "/datanodes.html", "router-datanodes", "In Service"),
+        (
+            r_http.clone(),
+            "/openfiles.html",
+            "router-openfiles",
+            "/home/alice/growing.log",
         ),
         (r_http.clone(), "/mounts.html", "router-mounts", "ns1-&gt;/user"),
         (

@@ -389,6 +389,19 @@ impl MountTable {
                 .any(|d| d.nameservice == nameservice && within(path, &d.path))
         })
     }
+
+    /// The federated path of `path` of `nameservice` (through the mount
+    /// point that owns it, [`MountTable::owner_of`]), if one does.
+    pub fn federated_path(&self, nameservice: &str, path: &str) -> Option<String> {
+        self.entries.values().find_map(|e| {
+            let d = e
+                .destinations
+                .iter()
+                .find(|d| d.nameservice == nameservice && within(path, &d.path))?;
+            let rest = path[d.path.len()..].trim_start_matches('/');
+            Some(join(&e.source, rest))
+        })
+    }
 }
 
 /// The entry's destinations, the one its order picks for `rest` first.
@@ -539,6 +552,10 @@ pub(crate) mod tests {
         assert_eq!(t.owner_of("ns3", "/logs/today").unwrap().source, "/data/logs");
         assert_eq!(t.owner_of("ns2", "/shared").unwrap().source, "/shared");
         assert!(t.owner_of("ns1", "/elsewhere").is_none());
+        assert_eq!(t.federated_path("ns3", "/logs/today").unwrap(), "/data/logs/today");
+        assert_eq!(t.federated_path("ns3", "/z").unwrap(), "/x/y/z");
+        assert_eq!(t.federated_path("ns2", "/shared").unwrap(), "/shared");
+        assert_eq!(t.federated_path("ns1", "/elsewhere"), None);
     }
 
     #[test]

@@ -34,6 +34,29 @@ pub enum AdminOp {
     /// it (any member, not only the leader) rereads its group mapping file
     /// and forgets the groups it cached.
     RefreshUserToGroupsMappings,
+    /// `dfsadmin -listOpenFiles [-path PATH]`: the files open for write
+    /// (at `path` or below it), at most [`MAX_OPEN_FILES_LISTED`], read
+    /// from the leader's applied state.
+    ListOpenFiles { path: String },
+}
+
+/// Most open files one `ListOpenFiles` answers with.
+pub const MAX_OPEN_FILES_LISTED: usize = 1000;
+
+/// One file open for write, as `dfsadmin -listOpenFiles` and the status
+/// pages show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenFileEntry {
+    pub inode: u64,
+    /// Its path, or `/.reserved/.inodes/<id>` when the member could not
+    /// name it within its search bound.
+    pub path: String,
+    /// Bytes in its blocks so far.
+    pub length: u64,
+    /// The lease holder (the writer's client name).
+    pub holder: String,
+    /// Log time (ms) the holder last renewed its lease.
+    pub renewed_ms: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +131,11 @@ pub enum AdminResult {
     /// Member `member` reread its group mapping.
     GroupsRefreshed {
         member: u64,
+    },
+    /// The files open for write; `more`: some were left out.
+    OpenFiles {
+        files: Vec<OpenFileEntry>,
+        more: bool,
     },
 }
 

@@ -110,7 +110,7 @@ impl Shell<'_> {
                     }
                     Ok(_) => {
                         self.fail_msg(format!(
-                            "`{p}': its last block was not cut within {} s; see raftfs fsck {p} -openforwrite",
+                            "`{p}': its last block was not cut within {} s; see raftfs dfsadmin -listOpenFiles -path {p}",
                             MAX_TRUNCATE_WAIT_MS / 1000
                         ));
                         break;

@@ -55,7 +55,7 @@ use raftfs_federation::mount_table::within;
 use raftfs_federation::routing::{locate, rename_destination, retarget, retarget_rename, Location};
 use raftfs_federation::{Destination, Federation, MountEntry, NameserviceRecord, Order};
 use raftfs_proto::limits::{MAX_CONCAT_SOURCES, MAX_LISTING_ENTRIES};
-use raftfs_proto::{pb, ContentSummary, FileStatus, FsError, Op, OpResult};
+use raftfs_proto::{pb, AdminOp, AdminResult, ContentSummary, FileStatus, FsError, Op, OpResult};
 use rand::Rng;
 
 use super::lease_holders::LeaseHolders;
@@ -145,15 +145,28 @@ impl<T: TableSource> CallRouter<T> {
     /// (mount quotas, telling nameservices what they own). Not routed by
     /// the table, so never refused as not owned.
     pub async fn own_call(&self, fed: &Federation, ns: &str, op: &Op) -> Result<OpResult, FsError> {
-        let ctx = pb::CallContext {
+        let ctx = self.own_ctx();
+        self.forward(fed, &ctx, ns, op).await
+    }
+
+    /// Run the `dfsadmin` command `op` on nameservice `ns` as this
+    /// router's own call (as the superuser): what a router's status pages
+    /// ask each nameservice (its DataNodes, its open files).
+    pub async fn own_admin(&self, fed: &Federation, ns: &str, op: &AdminOp) -> Result<AdminResult, FsError> {
+        let ctx = self.own_ctx();
+        self.nameservices.admin(self.record(fed, ns)?, &ctx, op).await
+    }
+
+    /// The context of a call this router makes itself.
+    fn own_ctx(&self) -> pb::CallContext {
+        pb::CallContext {
             client_id: self.own_client_id.clone(),
             call_id: self.next_call_id.fetch_add(1, Ordering::Relaxed),
             user: self.superuser.clone(),
             groups: Vec::new(),
             delegation_token: Vec::new(),
             federation_version: 0,
-        };
-        self.forward(fed, &ctx, ns, op).await
+        }
     }
 
     /// Route and run one call of the caller `ctx` names (its user already

@@ -22,9 +22,9 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use raftfs_federation::NameserviceRecord;
-use raftfs_proto::{pb, FsError, Op, OpResult};
+use raftfs_proto::{pb, AdminOp, AdminResult, FsError, Op, OpResult};
 use raftfs_trust::Dialer;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::leader_conn::LeaderConnection;
 use crate::options::ClientOptions;
@@ -128,27 +128,48 @@ impl Nameservices {
         op: &Op,
     ) -> Result<OpResult, FsError> {
         let ns = self.get(record)?;
-        let wait = Duration::from_millis(MAX_SLOT_WAIT_MS);
-        // A free slot is taken without arming a timer (the common case).
-        let free = ns.slots.clone().try_acquire_owned().ok();
-        let _slot = match free {
-            Some(slot) => slot,
-            None => match tokio::time::timeout(wait, ns.slots.clone().acquire_owned()).await {
-                Ok(Ok(slot)) => slot,
-                _ => {
-                    let refused = Err(FsError::Unavailable(format!(
-                        "nameservice {} is not keeping up: its {MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE} call slots \
-                         here stayed full for {MAX_SLOT_WAIT_MS} ms",
-                        record.name
-                    )));
-                    ns.counts.count(&refused);
-                    return refused;
-                }
-            },
+        let _slot = match self.slot(record, &ns).await {
+            Ok(slot) => slot,
+            Err(refused) => {
+                let refused = Err(refused);
+                ns.counts.count(&refused);
+                return refused;
+            }
         };
         let r = ns.conn.forward(ctx, op).await;
         ns.counts.count(&r);
         r
+    }
+
+    /// Run the `dfsadmin` command `op` on `record`'s leader for the caller
+    /// `ctx` names (the member checks that caller is its superuser), in
+    /// one of the nameservice's slots. Not counted as a forwarded call.
+    pub async fn admin(
+        &self,
+        record: &NameserviceRecord,
+        ctx: &pb::CallContext,
+        op: &AdminOp,
+    ) -> Result<AdminResult, FsError> {
+        let ns = self.get(record)?;
+        let _slot = self.slot(record, &ns).await?;
+        ns.conn.admin(ctx, op).await
+    }
+
+    /// One of `ns`'s call slots, or `Unavailable` after [`MAX_SLOT_WAIT_MS`].
+    async fn slot(&self, record: &NameserviceRecord, ns: &Nameservice) -> Result<OwnedSemaphorePermit, FsError> {
+        // A free slot is taken without arming a timer (the common case).
+        if let Ok(slot) = ns.slots.clone().try_acquire_owned() {
+            return Ok(slot);
+        }
+        let wait = Duration::from_millis(MAX_SLOT_WAIT_MS);
+        match tokio::time::timeout(wait, ns.slots.clone().acquire_owned()).await {
+            Ok(Ok(slot)) => Ok(slot),
+            _ => Err(FsError::Unavailable(format!(
+                "nameservice {} is not keeping up: its {MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE} call slots \
+                 here stayed full for {MAX_SLOT_WAIT_MS} ms",
+                record.name
+            ))),
+        }
     }
 
     /// What was forwarded to each nameservice this process has called.

@@ -21,6 +21,7 @@ use raftfs_proto::admin::{FsckBlock, FsckFile, FsckReplica, FsckReport, TRANSFER
 use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, LeaderHint, SafeModeAction};
 
 use super::member::Member;
+use super::open_files::open_files;
 use super::proposer::write_error;
 use crate::namespace::check_ctx;
 
@@ -115,6 +116,15 @@ impl Member {
                 Ok(AdminResult::GroupsRefreshed {
                     member: self.version.member_id,
                 })
+            }
+            AdminOp::ListOpenFiles { path } => {
+                let under = crate::path::FsPath::parse(&path)?.text;
+                let store = self.shared().store.clone();
+                let listed = tokio::task::spawn_blocking(move || open_files(&*store, &under))
+                    .await
+                    .unwrap_or_else(|e| panic!("listing open files panicked: {e}"));
+                let (files, more) = listed.map_err(FsError::from)?;
+                Ok(AdminResult::OpenFiles { files, more })
             }
         }
     }

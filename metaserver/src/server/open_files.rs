@@ -9,15 +9,19 @@
 //! per file): a file in a directory too large to search within the bound
 //! is shown by its reserved path (`/.reserved/.inodes/<id>`), which every
 //! path-taking call accepts. At most [`MAX_OPEN_FILES_LISTED`] files are
-//! listed, holders in name order.
+//! listed, holders in name order, and at most [`MAX_OPEN_FILES_SCANNED`]
+//! looked at (a `-path` filter that matches few of many open files may
+//! therefore list fewer than exist, and says so).
 
+use raftfs_proto::admin::{OpenFileEntry, MAX_OPEN_FILES_LISTED};
 use raftfs_proto::limits::MAX_PATH_DEPTH;
 
 use crate::inode::{InodeId, ROOT_ID};
 use crate::store::{ReadView, Store, StoreError};
 
-/// Most open files one listing shows.
-pub const MAX_OPEN_FILES_LISTED: usize = 1000;
+/// Most open files one listing looks at (named and tested against its
+/// path), listed or not.
+pub const MAX_OPEN_FILES_SCANNED: usize = 10_000;
 /// Most directory entries searched to name one open file.
 pub const MAX_NAME_SEARCH_ENTRIES: usize = 10_000;
 /// Entries read per page while searching.
@@ -25,26 +29,13 @@ const NAME_SEARCH_PAGE_ENTRIES: usize = 1000;
 /// Lease holders read per page.
 const LEASES_PAGE_ENTRIES: usize = 1000;
 
-/// One file open for write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpenFile {
-    pub inode: InodeId,
-    /// Its path, or `/.reserved/.inodes/<id>` when it could not be named
-    /// within the bound.
-    pub path: String,
-    /// Bytes in its blocks so far (what completed blocks and the last
-    /// one's reported length say).
-    pub length: u64,
-    pub holder: String,
-    /// Log time (ms) the holder last renewed its lease.
-    pub renewed_ms: i64,
-}
-
-/// The open files of `store`, at most [`MAX_OPEN_FILES_LISTED`]; and
-/// whether more were left out.
-pub fn open_files(store: &dyn Store) -> Result<(Vec<OpenFile>, bool), StoreError> {
+/// The files of `store` open for write at `under` or below it (`/`: all),
+/// at most [`MAX_OPEN_FILES_LISTED`]; and whether more may have been left
+/// out (more matched, or [`MAX_OPEN_FILES_SCANNED`] were looked at).
+pub fn open_files(store: &dyn Store, under: &str) -> Result<(Vec<OpenFileEntry>, bool), StoreError> {
     let view = store.view();
     let mut out = Vec::new();
+    let mut scanned = 0;
     let mut after = String::new();
     loop {
         let page = store.leases_page(&after, LEASES_PAGE_ENTRIES)?;
@@ -53,21 +44,32 @@ pub fn open_files(store: &dyn Store) -> Result<(Vec<OpenFile>, bool), StoreError
         };
         after = last.clone();
         for (holder, lease) in page {
-            for id in store.lease_files(&holder, MAX_OPEN_FILES_LISTED + 1 - out.len())? {
-                if out.len() == MAX_OPEN_FILES_LISTED {
+            for id in store.lease_files(&holder, MAX_OPEN_FILES_SCANNED + 1 - scanned)? {
+                if out.len() == MAX_OPEN_FILES_LISTED || scanned == MAX_OPEN_FILES_SCANNED {
                     return Ok((out, true));
                 }
+                scanned += 1;
                 let Some(inode) = view.inode(id)? else { continue };
-                out.push(OpenFile {
+                let path = path_of(&*view, id)?.unwrap_or_else(|| format!("/.reserved/.inodes/{id}"));
+                if !is_within(&path, under) {
+                    continue;
+                }
+                out.push(OpenFileEntry {
                     inode: id,
-                    path: path_of(&*view, id)?.unwrap_or_else(|| format!("/.reserved/.inodes/{id}")),
-                    length: inode.status("").length,
+                    path,
+                    length: inode.length(),
                     holder: holder.clone(),
                     renewed_ms: lease.renewed_ms,
                 });
             }
         }
     }
+}
+
+/// `path` is `dir` or below it.
+fn is_within(path: &str, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    dir.is_empty() || path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The path of inode `id`, if every name on the way up is found within

@@ -31,13 +31,17 @@ use raftfs_proto::{AdminState, DatanodeInfo};
 use raftfs_raft::peer_info::peer_info;
 use raftfs_trust::PeerRole;
 use raftfs_web::status::units::{age, bytes, percent};
-use raftfs_web::status::{explorer_routes, health_cell, member_header, member_rows, MemberAnswer, NavTab, StatusShell};
+use raftfs_web::status::{
+    datanode_counts, datanode_table, explorer_routes, health_cell, member_header, member_rows, sort_datanodes,
+    MemberAnswer, NavTab, StatusShell,
+};
 use raftfs_web::{axum, HttpCaller};
 
 use super::member::Member;
 use super::member_metrics::Capacity;
-use super::open_files::{open_files, MAX_OPEN_FILES_LISTED};
+use super::open_files::{open_files, MAX_OPEN_FILES_SCANNED};
 use super::web_namespace::MemberWebNamespace;
+use raftfs_proto::admin::MAX_OPEN_FILES_LISTED;
 
 /// How long the overview waits for each peer's `MemberInfo`.
 pub const PEER_INFO_TIMEOUT_MS: u64 = 1_000;
@@ -171,52 +175,17 @@ async fn overview(State(p): State<Arc<Pages>>, Extension(caller): Extension<Http
     p.shell.page(TAB, "Overview", body)
 }
 
-/// A DataNode's state as HDFS's UI names it.
-fn node_state(n: &DatanodeInfo) -> &'static str {
-    match (n.live, n.admin_state) {
-        (true, AdminState::Normal) => "In Service",
-        (true, AdminState::DecommissionInProgress) => "Decommissioning",
-        (true, AdminState::Decommissioned) => "Decommissioned",
-        (false, AdminState::Decommissioned) => "Dead, Decommissioned",
-        (false, _) => "Dead",
-    }
-}
-
 async fn datanodes(State(p): State<Arc<Pages>>, Extension(caller): Extension<HttpCaller>) -> Response {
     const TAB: &str = "/datanodes.html";
     if let Some(r) = refused(&p, &caller, TAB) {
         return r;
     }
     let mut nodes = p.member.blocks.datanode_report(Instant::now());
-    nodes.sort_by(|a, b| (!a.live, &a.id.hostname, &a.id.addr).cmp(&(!b.live, &b.id.hostname, &b.id.addr)));
+    sort_datanodes(&mut nodes);
+    let pool = &p.member.version.block_pool_id;
     let body = html! {
-        p { "Block pool " strong { (p.member.version.block_pool_id) } ": "
-            (nodes.iter().filter(|n| n.live).count()) " live, " (nodes.iter().filter(|n| !n.live).count()) " dead." }
-        table #datanodes {
-            thead { tr {
-                th { "Node" } th { "Transfer address" } th { "HTTP address" } th { "State" } th { "Last contact" }
-                th { "Capacity" } th { "Used" } th { "Block pool used" } th { "Remaining" } th { "Blocks" }
-                th { "Failed volumes" } th { "Transfers" }
-            } }
-            tbody {
-                @for n in &nodes {
-                    tr {
-                        td { (n.id.hostname) " " span.note { (n.id.uuid) } }
-                        td { (n.id.addr) }
-                        td { (n.http_addr) }
-                        td class=[(!n.live).then_some("bad")] { (node_state(n)) }
-                        td.num { (age(n.last_heartbeat_ago_ms)) }
-                        td.num { (bytes(n.capacity_bytes)) }
-                        td.num { (bytes(n.dfs_used_bytes)) " (" (percent(n.dfs_used_bytes, n.capacity_bytes)) ")" }
-                        td.num { (bytes(n.block_pool_used_bytes)) }
-                        td.num { (bytes(n.remaining_bytes)) }
-                        td.num { (n.blocks) }
-                        td.num class=[(n.failed_volumes > 0).then_some("bad")] { (n.failed_volumes) }
-                        td.num { (n.xceivers) }
-                    }
-                }
-            }
-        }
+        p { "Block pool " strong { (pool) } ": " (datanode_counts(&nodes)) }
+        (datanode_table(Some("datanodes"), pool, &nodes))
         @if nodes.is_empty() { p.note { "No DataNode has registered with this nameservice." } }
     };
     p.shell.page(TAB, "DataNodes", body)
@@ -228,7 +197,7 @@ async fn open_files_page(State(p): State<Arc<Pages>>, Extension(caller): Extensi
         return r;
     }
     let m = p.member.clone();
-    let listed = tokio::task::spawn_blocking(move || open_files(&*m.shared().store)).await;
+    let listed = tokio::task::spawn_blocking(move || open_files(&*m.shared().store, "/")).await;
     let (files, more) = match listed {
         Ok(Ok(l)) => l,
         Ok(Err(e)) => {
@@ -239,7 +208,7 @@ async fn open_files_page(State(p): State<Arc<Pages>>, Extension(caller): Extensi
     };
     let now = p.member.shared().log_clock.estimate();
     let body = html! {
-        p { (files.len()) " file(s) open for write" @if more { " (the first " (MAX_OPEN_FILES_LISTED) " shown)" } ", as of applied index "
+        p { (files.len()) " file(s) open for write" @if more { " (at most " (MAX_OPEN_FILES_LISTED) " shown, of the first " (MAX_OPEN_FILES_SCANNED) " looked at: more are open)" } ", as of applied index "
             (*p.member.shared().applied_index().borrow()) "." }
         table #openfiles {
             thead { tr { th { "Path" } th { "Inode" } th { "Length so far" } th { "Lease holder" } th { "Last renewal" } } }

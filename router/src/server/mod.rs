@@ -6,6 +6,7 @@
 
 pub mod http_pages;
 pub mod nameservice_check;
+pub mod nameservice_pages;
 pub mod namespace_service;
 pub mod node;
 pub mod ownership_pusher;

@@ -6,6 +6,9 @@
 //!   mode, and each nameservice with each of its members (role, term, last
 //!   log, commit and applied index, snapshot, health) and the DataNodes its
 //!   members report serving HTTP;
+//! * `/datanodes.html` and `/openfiles.html`: each nameservice's
+//!   DataNodes and open files, as its leader reports them
+//!   ([`super::nameservice_pages`]);
 //! * `/mounts.html`: the mount table, as this router has applied it;
 //! * `/explorer.html`: the file browser over the federated namespace
 //!   ([`raftfs_web::status`]).
@@ -13,9 +16,7 @@
 //! `/` leads to the overview. The state pages are readable as `/metrics`
 //! is ([`raftfs_web::HttpCaller::may_read_instrumentation`]); the browser
 //! lists as the caller, through the mount table. Nodes that do not answer
-//! within [`MEMBER_INFO_TIMEOUT_MS`] are shown unreachable. Caveat: each
-//! nameservice's DataNodes in detail (capacity, last contact) and its open
-//! files are on its members' pages.
+//! within [`MEMBER_INFO_TIMEOUT_MS`] are shown unreachable.
 
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ use raftfs_web::status::{explorer_routes, health_cell, member_header, member_row
 use raftfs_web::{axum, HttpCaller};
 
 use super::nameservice_check::MEMBER_INFO_TIMEOUT_MS;
+use super::nameservice_pages::nameservice_routes;
 use super::node::RouterNode;
 use super::web_namespace::RouterWebNamespace;
 use crate::federation::Federation;
@@ -42,6 +44,14 @@ pub const ROUTER_TABS: &[NavTab] = &[
     NavTab {
         href: "/federationhealth.html",
         label: "Overview",
+    },
+    NavTab {
+        href: "/datanodes.html",
+        label: "DataNodes",
+    },
+    NavTab {
+        href: "/openfiles.html",
+        label: "Open files",
     },
     NavTab {
         href: "/mounts.html",
@@ -73,11 +83,13 @@ pub fn status_routes(node: Arc<RouterNode>) -> Router {
         node.client_auth,
         shell.clone(),
     );
+    let nameservices = nameservice_routes(node.clone(), shell.clone());
     Router::new()
         .route("/", get(|| async { Redirect::to("/federationhealth.html") }))
         .route("/federationhealth.html", get(overview))
         .route("/mounts.html", get(mounts))
         .with_state(Arc::new(Pages { node, shell }))
+        .merge(nameservices)
         .merge(browser)
 }
 

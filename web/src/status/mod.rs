@@ -10,6 +10,7 @@
 //!   [`crate::webhdfs::WebHdfsNamespace`]; files download through the
 //!   node's own WebHDFS (`op=OPEN`, redirected to a DataNode).
 //! * [`member_rows`]: a Raft group's members as each answered `MemberInfo`.
+//! * [`datanode_table`]: one block pool's DataNodes.
 //! * [`units`]: sizes, ages and times as the pages print them.
 //!
 //! What each node shows is its own (the member's and the router's crates
@@ -23,11 +24,13 @@
 //! Values are escaped by `maud` wherever they land (a file named
 //! `<script>` is text on the page).
 
+mod datanode_table;
 mod explorer;
 mod member_table;
 mod shell;
 pub mod units;
 
+pub use datanode_table::{datanode_counts, datanode_state, datanode_table, sort_datanodes};
 pub use explorer::{explorer_routes, MAX_EXPLORER_ENTRIES_PER_PAGE};
 pub use member_table::{health_cell, member_header, member_rows, MemberAnswer};
 pub use shell::{NavTab, StatusShell};
