@@ -3,8 +3,9 @@
 //! Two nameservices of one member each on this machine, one writing its
 //! audit log (the default) and one with `--audit-log off`; rounds of
 //! creates alternate between them, so the machine's noise falls on both
-//! alike. Prints each round and the medians; the figure is the
-//! audit log on costing at most 5% of create throughput.
+//! alike. Prints each round, the medians of the rates and the median of
+//! the rounds' on/off ratios, which is the figure: the audit log
+//! on costing at most 5% of create throughput.
 
 use anyhow::bail;
 use clap::Args;
@@ -20,13 +21,15 @@ const SUPERUSER: &str = "hdfs";
 #[derive(Args, Debug, Clone)]
 pub struct AuditArgs {
     /// Files created per round.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 20_000)]
     pub creates: usize,
     /// Concurrent callers.
     #[arg(long, default_value_t = 32)]
     pub clients: usize,
-    /// Rounds of each configuration (the medians are over these).
-    #[arg(long, default_value_t = 7)]
+    /// Rounds of each configuration (the medians are over these). One
+    /// round's ratio swings by 10-20% on a shared machine; the median of
+    /// 21 is steady within a few percent.
+    #[arg(long, default_value_t = 21)]
     pub runs: usize,
     /// memory or rocksdb.
     #[arg(long, default_value = "rocksdb")]
@@ -84,12 +87,17 @@ pub async fn run(a: AuditArgs) -> anyhow::Result<()> {
         rates_on.push(x);
         rates_off.push(y);
     }
+    // The figure: the median of the rounds' ratios. Each round's pair ran
+    // back to back, so a slower stretch of the shared machine (or the
+    // store growing round by round) falls on both sides of one ratio.
+    let mut ratios: Vec<f64> = rates_on.iter().zip(&rates_off).map(|(x, y)| x / y).collect();
+    let ratio = median(&mut ratios);
     let (x, y) = (median(&mut rates_on), median(&mut rates_off));
-    let met = x / y >= TARGET_ON_OVER_OFF;
+    let met = ratio >= TARGET_ON_OVER_OFF;
     println!("medians over {} rounds:", a.runs);
+    println!("  create: audit log on {x:.0} ops/s, off {y:.0} ops/s");
     println!(
-        "  create: audit log on {x:.0} ops/s, off {y:.0} ops/s: {:.3}x (target >= {TARGET_ON_OVER_OFF}: {})",
-        x / y,
+        "  on/off, the median of the rounds' ratios: {ratio:.3}x (target >= {TARGET_ON_OVER_OFF}: {})",
         if met { "met" } else { "NOT met" }
     );
     Ok(())
