@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo fmt --all -- --check
-cargo build --workspace --all-targets
+# --timings: target/cargo-timings/ says which crates a clean build waits on.
+cargo build --workspace --all-targets --timings
 cargo clippy --workspace --all-targets -- -D warnings
 mkdir -p target
 # The clusters the tests start write under $TMPDIR and members stop
