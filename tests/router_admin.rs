@@ -105,6 +105,22 @@ async fn mount_table_changes_reach_every_router_and_bad_ones_change_nothing() {
         assert!(err.contains(why), "{args:?} by {user}: {err}");
     }
     assert_eq!(routers.version().await, before, "refused changes changed nothing");
+    // The routers' delegation token table is not the admin's to change,
+    // not even the superuser's (only routers propose its commands).
+    let forged =
+        raftfs_router::FederationChange::DelegationTokens(raftfs_federation::router_tokens::TokenCommand::Issue {
+            owner: "alice".into(),
+            renewer: String::new(),
+            max_lifetime_ms: 60_000,
+            renew_interval_ms: 60_000,
+            now_ms: 0,
+        });
+    let refused = routers.client(1).change("hdfs", forged).await;
+    assert!(
+        matches!(refused, Err(raftfs_router::RouterError::MountTable(_))),
+        "{refused:?}"
+    );
+    assert_eq!(routers.version().await, before, "refused changes changed nothing");
 
     // Quotas, read-only, disabled nameservices.
     routers.admin_ok(&["-setQuota", "/data", "-nsQuota", "100", "-ssQuota", "1g"]);

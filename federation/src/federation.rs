@@ -63,6 +63,10 @@ pub enum FederationChange {
     ForceRemoveNameservice {
         name: String,
     },
+    /// A change to the routers' delegation token table
+    /// ([`crate::router_tokens`]), which the routers' state machine applies
+    /// itself: never to the federation, and never from `RouterAdmin`.
+    DelegationTokens(crate::router_tokens::TokenCommand),
 }
 
 /// A nameservice the federation removed: what DataNodes need to delete
@@ -255,6 +259,11 @@ impl Federation {
             }
             FederationChange::RemoveNameservice { name } => self.remove_nameservice(name, false)?,
             FederationChange::ForceRemoveNameservice { name } => self.remove_nameservice(name, true)?,
+            FederationChange::DelegationTokens(_) => {
+                return Err(MountTableError::Invalid(
+                    "delegation token changes are the routers' token table's, not the federation's".into(),
+                ))
+            }
         }
         self.version += 1;
         Ok(())

@@ -8,6 +8,8 @@
 //!   version, changed only by [`FederationChange`]s checked whole;
 //! * [`routing`]: where a path lives (mount point, virtual directory, or
 //!   nowhere) and an operation rewritten for its nameservice;
+//! * [`router_tokens`]: the routers' own delegation tokens (a table the
+//!   routers' group replicates beside the federation, not in it);
 //! * [`admin`]: the `RouterAdmin` messages, and [`admin_client`], a client of
 //!   the routers that fails over between them.
 //!
@@ -18,6 +20,7 @@ pub mod admin_client;
 pub mod error;
 pub mod federation;
 pub mod mount_table;
+pub mod router_tokens;
 pub mod routing;
 
 pub use error::{MountTableError, RouterError};

@@ -40,6 +40,7 @@ pub mod delegation;
 mod error;
 mod peer;
 mod role;
+pub mod token_table;
 
 pub use authority::ClusterCa;
 pub use block_token::{BlockKeyRing, BlockTokenSecretManager, BlockTokenTimes};

@@ -5,12 +5,16 @@
 //!
 //! * [`MountTableConfig`]: one leader per term, as a nameservice.
 //! * [`FederationCommand`]: a log entry's payload, one change and who asked.
-//! * [`MountTableStateMachine`]: applies commands to the federation in
-//!   log order; its snapshot is one checksummed file.
+//! * [`MountTableStateMachine`]: applies commands to the federation (and
+//!   token commands to the routers' token table) in log order; its
+//!   snapshot is one checksummed file.
 
 pub mod state_machine;
 
 use serde::{Deserialize, Serialize};
+
+use raftfs_federation::router_tokens::TokenAnswer;
+use raftfs_proto::FsError;
 
 use crate::error::MountTableError;
 use crate::federation::FederationChange;
@@ -37,6 +41,8 @@ impl std::fmt::Display for FederationCommand {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FederationResponse {
     pub result: Option<Result<u64, MountTableError>>,
+    /// The answer to a delegation token command (then `result` is `None`).
+    pub tokens: Option<Result<TokenAnswer, FsError>>,
 }
 
 openraft::declare_raft_types!(

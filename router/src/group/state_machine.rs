@@ -1,12 +1,14 @@
 //! The mount-table group's state machine: a thin adapter that applies each
-//! committed [`FederationCommand`](super::FederationCommand) to the [`Federation`] and answers with
+//! committed [`FederationCommand`] to the [`Federation`] and answers with
 //! the new version or the deterministic refusal.
 //!
 //! The federation is small (RBF's tables hold thousands of entries, ours
 //! at most `MAX_MOUNT_ENTRIES`), so it lives in memory. It is made durable
 //! by the log (openraft re-applies the committed tail at start) and by
 //! snapshots: one framed, checksummed file holding the federation, the
-//! last applied log id and the membership. Nothing in apply reads a clock
+//! last applied log id, the membership and the routers' delegation token
+//! table (which [`FederationView`] keeps beside the federation, never in
+//! the copy clients fetch). Nothing in apply reads a clock
 //! or a random source. Routers watch [`FederationView::watch_version`] to
 //! push changes to their clients.
 
@@ -22,12 +24,18 @@ use raftfs_raft::framed::{read_framed, write_framed};
 use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
-use super::{FederationResponse, LogId, MountTableConfig, SnapshotDir, SnapshotMeta, Snapshots, StoredMembership};
-use crate::federation::Federation;
+use super::{
+    FederationCommand, FederationResponse, LogId, MountTableConfig, SnapshotDir, SnapshotMeta, Snapshots,
+    StoredMembership,
+};
+use crate::federation::{Federation, FederationChange};
+use raftfs_federation::router_tokens::RouterTokens;
 
 /// The file holding the federation inside a snapshot's data directory.
 const FEDERATION_FILE: &str = "federation.bin";
-const FEDERATION_MAGIC: &[u8; 8] = b"RFSFED02";
+const FEDERATION_MAGIC: &[u8; 8] = b"RFSFED03";
+/// Snapshots written before the routers issued delegation tokens.
+const FEDERATION_MAGIC_WITHOUT_TOKENS: &[u8; 8] = b"RFSFED02";
 /// Snapshots written before removed nameservices were remembered.
 const FEDERATION_MAGIC_WITHOUT_REMOVED: &[u8; 8] = b"RFSFED01";
 /// Largest federation snapshot file accepted, in bytes.
@@ -36,6 +44,16 @@ pub const MAX_FEDERATION_SNAPSHOT_BYTES: u64 = 256 * 1024 * 1024;
 /// What apply has built: the federation and the Raft state it covers.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Applied {
+    federation: Federation,
+    last_applied: Option<LogId>,
+    membership: StoredMembership,
+    /// The routers' delegation tokens (secret: never handed to clients).
+    tokens: RouterTokens,
+}
+
+/// [`Applied`] as snapshots of [`FEDERATION_MAGIC_WITHOUT_TOKENS`] hold it.
+#[derive(Deserialize)]
+struct AppliedWithoutTokens {
     federation: Federation,
     last_applied: Option<LogId>,
     membership: StoredMembership,
@@ -80,6 +98,11 @@ impl FederationView {
         self.version_tx.subscribe()
     }
 
+    /// Read the routers' delegation token table in place.
+    pub fn with_tokens<T>(&self, f: impl FnOnce(&RouterTokens) -> T) -> T {
+        f(&self.applied.read().tokens)
+    }
+
     /// The index of the last applied log entry.
     pub fn applied_index(&self) -> u64 {
         self.applied.read().last_applied.as_ref().map_or(0, |l| l.index)
@@ -98,23 +121,39 @@ pub struct MountTableStateMachine {
     snapshots: Arc<Snapshots>,
 }
 
+/// The [`Applied`] a snapshot's federation file at `path` holds, in this
+/// release's format or an older one's.
+fn read_applied(path: &Path) -> io::Result<Applied> {
+    let decode_error = |e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: decode: {e}", path.display()));
+    let read = |magic| read_framed(path, magic, MAX_FEDERATION_SNAPSHOT_BYTES);
+    let e = match read(FEDERATION_MAGIC) {
+        Ok(body) => return bincode::deserialize(&body).map_err(decode_error),
+        Err(e) => e,
+    };
+    if let Ok(body) = read(FEDERATION_MAGIC_WITHOUT_TOKENS) {
+        let old: AppliedWithoutTokens = bincode::deserialize(&body).map_err(decode_error)?;
+        return Ok(Applied {
+            federation: old.federation,
+            last_applied: old.last_applied,
+            membership: old.membership,
+            tokens: RouterTokens::default(),
+        });
+    }
+    if let Ok(body) = read(FEDERATION_MAGIC_WITHOUT_REMOVED) {
+        let old: AppliedWithoutRemoved = bincode::deserialize(&body).map_err(decode_error)?;
+        return Ok(Applied {
+            federation: old.federation.into(),
+            last_applied: old.last_applied,
+            membership: old.membership,
+            tokens: RouterTokens::default(),
+        });
+    }
+    Err(e)
+}
+
 fn read_snapshot(snap: &SnapshotDir) -> io::Result<Applied> {
     let path = snap.data_dir().join(FEDERATION_FILE);
-    let decode_error = |e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: decode: {e}", path.display()));
-    let applied: Applied = match read_framed(&path, FEDERATION_MAGIC, MAX_FEDERATION_SNAPSHOT_BYTES) {
-        Ok(body) => bincode::deserialize(&body).map_err(decode_error)?,
-        Err(e) => match read_framed(&path, FEDERATION_MAGIC_WITHOUT_REMOVED, MAX_FEDERATION_SNAPSHOT_BYTES) {
-            Ok(body) => {
-                let old: AppliedWithoutRemoved = bincode::deserialize(&body).map_err(decode_error)?;
-                Applied {
-                    federation: old.federation.into(),
-                    last_applied: old.last_applied,
-                    membership: old.membership,
-                }
-            }
-            Err(_) => return Err(e),
-        },
-    };
+    let applied = read_applied(&path)?;
     if applied.last_applied != snap.manifest.meta.last_log_id {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -184,12 +223,22 @@ impl RaftStateMachine<MountTableConfig> for MountTableStateMachine {
                         a.membership = StoredMembership::new(Some(entry.log_id), m.clone());
                         FederationResponse::default()
                     }
+                    EntryPayload::Normal(FederationCommand {
+                        change: FederationChange::DelegationTokens(t),
+                        ..
+                    }) => FederationResponse {
+                        result: None,
+                        tokens: Some(a.tokens.apply(t)),
+                    },
                     EntryPayload::Normal(cmd) => {
                         let result = a.federation.apply(cmd.change.clone()).map(|()| a.federation.version());
                         if let Err(e) = &result {
                             tracing::info!(command = %cmd, error = %e, "federation change refused");
                         }
-                        FederationResponse { result: Some(result) }
+                        FederationResponse {
+                            result: Some(result),
+                            tokens: None,
+                        }
                     }
                 };
                 if a.federation.version() != before {
@@ -276,5 +325,79 @@ impl RaftSnapshotBuilder<MountTableConfig> for FederationSnapshotBuilder {
             meta: snap.manifest.meta.clone(),
             snapshot: snap,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use raftfs_federation::router_tokens::{TokenAnswer, TokenCommand};
+
+    /// What a snapshot of the release before router tokens wrote.
+    #[derive(Serialize)]
+    struct OldApplied {
+        federation: Federation,
+        last_applied: Option<LogId>,
+        membership: StoredMembership,
+    }
+
+    #[test]
+    fn snapshots_of_this_and_the_previous_format_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FEDERATION_FILE);
+        let mut federation = Federation::default();
+        federation
+            .apply(crate::federation::FederationChange::AddNameservice(
+                crate::NameserviceRecord {
+                    name: "ns1".into(),
+                    namespace_id: 7,
+                    block_pool_id: "BP-7".into(),
+                    members: [(1, "127.0.0.1:1".to_string())].into(),
+                },
+            ))
+            .unwrap();
+        let old = OldApplied {
+            federation: federation.clone(),
+            last_applied: None,
+            membership: StoredMembership::default(),
+        };
+        write_framed(
+            &path,
+            FEDERATION_MAGIC_WITHOUT_TOKENS,
+            &bincode::serialize(&old).unwrap(),
+        )
+        .unwrap();
+        let read = read_applied(&path).unwrap();
+        assert_eq!(read.federation, federation);
+        assert!(read.tokens.is_empty(), "no tokens before routers issued them");
+
+        let mut tokens = RouterTokens::default();
+        let key = raftfs_proto::DelegationKey {
+            key_id: 1,
+            created_ms: 0,
+            expiry_ms: 1_000_000,
+            secret: vec![3; raftfs_trust::delegation::DELEGATION_KEY_SECRET_BYTES],
+        };
+        tokens.apply(&TokenCommand::AddKey { key, now_ms: 10 }).unwrap();
+        let issued = tokens.apply(&TokenCommand::Issue {
+            owner: "alice".into(),
+            renewer: String::new(),
+            max_lifetime_ms: 100_000,
+            renew_interval_ms: 10_000,
+            now_ms: 20,
+        });
+        let Ok(TokenAnswer::Token(token)) = issued else {
+            panic!("issued {issued:?}")
+        };
+        let now = Applied {
+            federation,
+            last_applied: None,
+            membership: StoredMembership::default(),
+            tokens,
+        };
+        write_framed(&path, FEDERATION_MAGIC, &bincode::serialize(&now).unwrap()).unwrap();
+        let read = read_applied(&path).unwrap();
+        assert_eq!(read.tokens, now.tokens);
+        assert_eq!(read.tokens.verify(&token, 30).unwrap().owner, "alice");
     }
 }

@@ -184,6 +184,13 @@ impl RouterNode {
     /// Make `change` for `user`: the superuser only, through the leader.
     pub async fn change(&self, user: &str, change: FederationChange) -> Result<u64, RouterError> {
         self.check_superuser(user, "change the mount table")?;
+        if matches!(change, FederationChange::DelegationTokens(_)) {
+            return Err(RouterError::MountTable(crate::MountTableError::Invalid(
+                "delegation tokens are issued, renewed and cancelled through the client protocol, \
+                 not the mount table's admin"
+                    .into(),
+            )));
+        }
         // Only the leader acts on nameservices for a change (a follower's
         // revocation would outlive a change it never commits).
         let m = self.raft.metrics().borrow_watched().clone();
