@@ -115,8 +115,15 @@ impl RouterTokens {
                     max_lifetime_ms: *max_lifetime_ms,
                     renew_interval_ms: *renew_interval_ms,
                 };
-                let (token, change) =
-                    token_table::issue(self, caller, renewer, seq, ROUTER_TOKEN_SERVICE, *now_ms, lifetimes)?;
+                let (token, change) = token_table::issue(
+                    self,
+                    caller,
+                    renewer,
+                    || Ok(seq),
+                    ROUTER_TOKEN_SERVICE,
+                    *now_ms,
+                    lifetimes,
+                )?;
                 self.next_seq = seq + 1;
                 self.change(change);
                 Ok(TokenAnswer::Token(token))

@@ -76,12 +76,13 @@ pub struct TokenCaller<'a> {
 }
 
 /// A new token for `caller`, renewable by `renewer` (the caller when
-/// empty), numbered `seq`, for `service`, at log time `now_ms`.
+/// empty), for `service`, at log time `now_ms`, numbered by `seq` (asked
+/// only once the token will be issued, so a refusal uses up no number).
 pub fn issue<T: TokenTableView + ?Sized>(
     table: &T,
     caller: TokenCaller<'_>,
     renewer: &str,
-    seq: u64,
+    seq: impl FnOnce() -> Result<u64, FsError>,
     service: &str,
     now_ms: i64,
     lifetimes: TokenLifetimes,
@@ -103,7 +104,7 @@ pub fn issue<T: TokenTableView + ?Sized>(
         real_user: String::new(),
         issue_ms: now_ms,
         max_ms: now_ms + lifetimes.max_lifetime_ms as i64,
-        sequence_number: seq,
+        sequence_number: seq()?,
         key_id: key.key_id,
     };
     let password = delegation_password(&key.secret, &identifier)?;

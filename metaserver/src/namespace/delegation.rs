@@ -141,9 +141,10 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
         if !renewer.is_empty() {
             super::check_principal(renewer)?;
         }
-        let seq = match self.leader {
-            Some(env) => env.ids.delegation_seq(),
-            None => next_sequence_number(self.view)?,
+        let (leader, view) = (self.leader, self.view);
+        let seq = || match leader {
+            Some(env) => Ok(env.ids.delegation_seq()),
+            None => Ok(next_sequence_number(view)?),
         };
         let service = super::format_info(self.view)?
             .map(|f| f.nameservice)
@@ -161,6 +162,7 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
             self.time,
             lifetimes,
         )?;
+        let seq = token.identifier.sequence_number;
         self.muts.push(mutation(change));
         self.muts.push(Mutation::AdvanceDelegationSeq(seq + 1));
         Ok(OpResult::DelegationToken(token))
