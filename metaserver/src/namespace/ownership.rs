@@ -58,7 +58,9 @@ impl Ownership {
     }
 }
 
-fn within(inner: &str, outer: &str) -> bool {
+/// Whether absolute path `inner` is `outer` or lies below it (`outer`
+/// normalized, as `FsPath` leaves it).
+pub fn within(inner: &str, outer: &str) -> bool {
     let inner = inner.trim_end_matches('/');
     let inner = if inner.is_empty() { "/" } else { inner };
     outer == "/" || inner == outer || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))

@@ -17,6 +17,7 @@ use raftfs_proto::admin::{OpenFileEntry, MAX_OPEN_FILES_LISTED};
 use raftfs_proto::limits::MAX_PATH_DEPTH;
 
 use crate::inode::{InodeId, ROOT_ID};
+use crate::namespace::ownership::within;
 use crate::store::{ReadView, Store, StoreError};
 
 /// Most open files one listing looks at (named and tested against its
@@ -29,7 +30,8 @@ const NAME_SEARCH_PAGE_ENTRIES: usize = 1000;
 /// Lease holders read per page.
 const LEASES_PAGE_ENTRIES: usize = 1000;
 
-/// The files of `store` open for write at `under` or below it (`/`: all),
+/// The files of `store` open for write at `under` (a normalized path) or
+/// below it (`/`: all),
 /// at most [`MAX_OPEN_FILES_LISTED`]; and whether more may have been left
 /// out (more matched, or [`MAX_OPEN_FILES_SCANNED`] were looked at).
 pub fn open_files(store: &dyn Store, under: &str) -> Result<(Vec<OpenFileEntry>, bool), StoreError> {
@@ -51,7 +53,7 @@ pub fn open_files(store: &dyn Store, under: &str) -> Result<(Vec<OpenFileEntry>,
                 scanned += 1;
                 let Some(inode) = view.inode(id)? else { continue };
                 let path = path_of(&*view, id)?.unwrap_or_else(|| format!("/.reserved/.inodes/{id}"));
-                if !is_within(&path, under) {
+                if !within(&path, under) {
                     continue;
                 }
                 out.push(OpenFileEntry {
@@ -64,12 +66,6 @@ pub fn open_files(store: &dyn Store, under: &str) -> Result<(Vec<OpenFileEntry>,
             }
         }
     }
-}
-
-/// `path` is `dir` or below it.
-fn is_within(path: &str, dir: &str) -> bool {
-    let dir = dir.trim_end_matches('/');
-    dir.is_empty() || path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// The path of inode `id`, if every name on the way up is found within

@@ -32,8 +32,8 @@ use raftfs_raft::peer_info::peer_info;
 use raftfs_trust::PeerRole;
 use raftfs_web::status::units::{age, bytes, percent};
 use raftfs_web::status::{
-    datanode_counts, datanode_table, explorer_routes, health_cell, member_header, member_rows, sort_datanodes,
-    MemberAnswer, NavTab, StatusShell,
+    datanode_counts, datanode_table, explorer_routes, health_cell, member_header, member_rows, MemberAnswer, NavTab,
+    StatusShell,
 };
 use raftfs_web::{axum, HttpCaller};
 
@@ -180,8 +180,7 @@ async fn datanodes(State(p): State<Arc<Pages>>, Extension(caller): Extension<Htt
     if let Some(r) = refused(&p, &caller, TAB) {
         return r;
     }
-    let mut nodes = p.member.blocks.datanode_report(Instant::now());
-    sort_datanodes(&mut nodes);
+    let nodes = p.member.blocks.datanode_report(Instant::now());
     let pool = &p.member.version.block_pool_id;
     let body = html! {
         p { "Block pool " strong { (pool) } ": " (datanode_counts(&nodes)) }

@@ -18,7 +18,7 @@
 //! against this router's clock; clocks apart make it that much off.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use crate::federation::{Federation, NameserviceRecord};
 use axum::extract::State;
@@ -28,9 +28,9 @@ use axum::{Extension, Router};
 use futures::future::join_all;
 use maud::{html, Markup};
 use raftfs_proto::admin::{OpenFileEntry, MAX_OPEN_FILES_LISTED};
-use raftfs_proto::{AdminOp, AdminResult, DatanodeInfo, FsError};
+use raftfs_proto::{AdminOp, AdminResult, FsError};
 use raftfs_web::status::units::{age, bytes};
-use raftfs_web::status::{datanode_counts, datanode_table, sort_datanodes, StatusShell};
+use raftfs_web::status::{datanode_counts, datanode_table, StatusShell};
 use raftfs_web::{axum, HttpCaller};
 
 use super::node::RouterNode;
@@ -51,10 +51,11 @@ pub fn nameservice_routes(node: Arc<RouterNode>, shell: StatusShell) -> Router {
         .with_state(Arc::new(NameservicePages { node, shell }))
 }
 
-/// Ask every registered nameservice's leader `op`, at once: each record
-/// with its answer (or why there is none), in the federation's order.
+/// Each nameservice with its answer, or why there is none.
 type Answers = Vec<(NameserviceRecord, Result<AdminResult, FsError>)>;
 
+/// Ask every registered nameservice's leader `op`, at once: the answers
+/// in the federation's order, and the federation they were asked by.
 async fn ask_every_nameservice(node: &RouterNode, op: AdminOp) -> (Arc<Federation>, Answers) {
     let fed = node.calls.table().current();
     let records: Vec<NameserviceRecord> = fed.nameservices().cloned().collect();
@@ -72,7 +73,7 @@ async fn ask_every_nameservice(node: &RouterNode, op: AdminOp) -> (Arc<Federatio
         }
     }))
     .await;
-    (fed.clone(), records.into_iter().zip(answers).collect())
+    (fed, records.into_iter().zip(answers).collect())
 }
 
 /// A nameservice's heading.
@@ -97,7 +98,7 @@ async fn datanodes(State(p): State<Arc<NameservicePages>>, Extension(caller): Ex
                 Ok(AdminResult::Datanodes(nodes)) => {
                     (heading(r))
                     p { (datanode_counts(nodes)) }
-                    (datanode_table(None, &r.block_pool_id, &sorted(nodes)))
+                    (datanode_table(None, &r.block_pool_id, nodes))
                     @if nodes.is_empty() { p.note { "No DataNode has registered with " (r.name) "." } }
                 }
                 Ok(other) => (no_answer(r, &format!("unexpected reply {other:?}"))),
@@ -109,22 +110,8 @@ async fn datanodes(State(p): State<Arc<NameservicePages>>, Extension(caller): Ex
     p.shell.page(TAB, "DataNodes", body)
 }
 
-/// `nodes` in the order the table shows them.
-fn sorted(nodes: &[DatanodeInfo]) -> Vec<DatanodeInfo> {
-    let mut nodes = nodes.to_vec();
-    sort_datanodes(&mut nodes);
-    nodes
-}
-
-/// Milliseconds since the epoch, by this router's clock.
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 fn open_file_rows(fed: &Federation, ns: &str, files: &[OpenFileEntry]) -> Markup {
-    let now = now_ms();
+    let now = raftfs_trust::clock::wall_clock_ms();
     html! {
         @for f in files {
             tr {

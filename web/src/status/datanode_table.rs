@@ -9,7 +9,7 @@ use raftfs_proto::{AdminState, DatanodeInfo};
 use super::units::{age, bytes, percent};
 
 /// A DataNode's state as HDFS's UI names it.
-pub fn datanode_state(n: &DatanodeInfo) -> &'static str {
+fn datanode_state(n: &DatanodeInfo) -> &'static str {
     match (n.live, n.admin_state) {
         (true, AdminState::Normal) => "In Service",
         (true, AdminState::DecommissionInProgress) => "Decommissioning",
@@ -19,20 +19,18 @@ pub fn datanode_state(n: &DatanodeInfo) -> &'static str {
     }
 }
 
-/// `nodes` sorted live first, then by host and address.
-pub fn sort_datanodes(nodes: &mut [DatanodeInfo]) {
-    nodes.sort_by(|a, b| (!a.live, &a.id.hostname, &a.id.addr).cmp(&(!b.live, &b.id.hostname, &b.id.addr)));
-}
-
 /// "N live, M dead."
 pub fn datanode_counts(nodes: &[DatanodeInfo]) -> String {
     let live = nodes.iter().filter(|n| n.live).count();
     format!("{live} live, {} dead.", nodes.len() - live)
 }
 
-/// The table of `nodes`, with HTML id `id` and `data-block-pool` naming
-/// the pool (so a test or a script can pick one pool's table).
+/// The table of `nodes` (live first, then by host and address), with HTML
+/// id `id` and `data-block-pool` naming the pool (so a test or a script
+/// can pick one pool's table).
 pub fn datanode_table(id: Option<&str>, block_pool: &str, nodes: &[DatanodeInfo]) -> Markup {
+    let mut nodes: Vec<&DatanodeInfo> = nodes.iter().collect();
+    nodes.sort_by(|a, b| (!a.live, &a.id.hostname, &a.id.addr).cmp(&(!b.live, &b.id.hostname, &b.id.addr)));
     html! {
         table.datanodes id=[id] data-block-pool=(block_pool) {
             thead { tr {

@@ -30,7 +30,7 @@ mod member_table;
 mod shell;
 pub mod units;
 
-pub use datanode_table::{datanode_counts, datanode_state, datanode_table, sort_datanodes};
+pub use datanode_table::{datanode_counts, datanode_table};
 pub use explorer::{explorer_routes, MAX_EXPLORER_ENTRIES_PER_PAGE};
 pub use member_table::{health_cell, member_header, member_rows, MemberAnswer};
 pub use shell::{NavTab, StatusShell};
