@@ -12,7 +12,7 @@ use raftfs_raft::health::HealthConfig;
 use raftfs_raft::layout::{self, VersionFile, LAYOUT_VERSION, NODE_TYPE_ROUTER};
 use raftfs_raft::{RaftTimings, MOUNT_TABLE_GROUP_ID};
 use raftfs_router::server::{self, RouterConfig, RouterNode};
-use raftfs_trust::PeerRole;
+use raftfs_trust::{DelegationTokenTimes, PeerRole};
 
 /// The name of the routers' Raft group (openraft's cluster name).
 const ROUTER_GROUP_NAME: &str = "routers";
@@ -103,6 +103,18 @@ pub struct RouterRunArgs {
     /// (RBF's dfs.federation.router.http-address). Default: no HTTP page.
     #[arg(long = "http-addr")]
     http_addr: Option<SocketAddr>,
+    /// How often the routers start signing their delegation tokens with a
+    /// new master key (default 86400000, HDFS's 1 day).
+    #[arg(long = "delegation-key-update-interval-ms")]
+    delegation_key_update_interval_ms: Option<u64>,
+    /// A routers' delegation token can never be renewed past this long
+    /// after it was issued (default 604800000, 7 days).
+    #[arg(long = "delegation-token-max-lifetime-ms")]
+    delegation_token_max_lifetime_ms: Option<u64>,
+    /// A routers' delegation token expires this long after it was issued
+    /// or renewed (default 86400000, 1 day).
+    #[arg(long = "delegation-token-renew-interval-ms")]
+    delegation_token_renew_interval_ms: Option<u64>,
 }
 
 /// Log entries between the mount table's snapshots by default (the table is small).
@@ -179,6 +191,13 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listen on {listen}"))?;
     let http = crate::cli_node::bind_http(a.http_addr).await?;
+    let dd = DelegationTokenTimes::default();
+    let delegation = DelegationTokenTimes {
+        key_update_interval_ms: a.delegation_key_update_interval_ms.unwrap_or(dd.key_update_interval_ms),
+        max_lifetime_ms: a.delegation_token_max_lifetime_ms.unwrap_or(dd.max_lifetime_ms),
+        renew_interval_ms: a.delegation_token_renew_interval_ms.unwrap_or(dd.renew_interval_ms),
+    };
+    delegation.check().map_err(anyhow::Error::msg)?;
     let cfg = RouterConfig {
         dir,
         router_id: id,
@@ -188,12 +207,14 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
         security,
         client_auth,
         safe_mode_after_ms: a.safe_mode_after_ms,
+        delegation,
     };
     let node = Arc::new(
         RouterNode::open(&cfg)
             .await
             .map_err(|e| anyhow::anyhow!("start router {id}: {e}"))?,
     );
+    server::token_issuer::start_token_keeper(&node);
     tracing::info!(router = id, %listen, cluster = %version.cluster_id, tls = node.security.server.is_tls(), auth = %client_auth, "serving");
     crate::cli_node::serve_http(
         http,

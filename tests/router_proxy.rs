@@ -393,3 +393,92 @@ async fn a_nameservice_refuses_routed_calls_for_paths_it_does_not_own() {
     let (_, in2, _) = f.ns2.dfs("hdfs", &["-ls", "/data"]);
     assert!(!in2.contains("moved"), "{in2}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routers_issue_delegation_tokens_for_the_federated_namespace() {
+    let ns1 = Cluster::start_with(1, "memory", &["--auth", "strong"]);
+    let mut routers = Routers::start_with(&ns1, 2, &["--auth", "strong"]);
+    routers.admin_credentials = Some(ns1.user_credentials("hdfs"));
+    routers.admin_ok(&["-addNameservice", "ns1", &ns1.fs_uri()]);
+    routers.admin_ok(&["-add", "/user", "ns1", "/user"]);
+    routers.wait_version(routers.version().await).await;
+    let hdfs = ns1.certificate_client("hdfs");
+    hdfs.mkdirs("/user/alice", None).await.unwrap();
+    hdfs.set_owner("/user/alice", Some("alice"), None).await.unwrap();
+
+    let connect = |uri: &str, user: &str, tls: ClientTls, token: Option<&raftfs_proto::DelegationToken>, routing| {
+        let opts = ClientOptions {
+            tls,
+            delegation_token: match token {
+                Some(t) => raftfs_client::DelegationTokenSource::Token(t.clone()),
+                None => raftfs_client::DelegationTokenSource::None,
+            },
+            routing,
+            ..ClientOptions::default()
+        };
+        FileSystem::connect(uri, Identity::new(user, &[]), opts).unwrap()
+    };
+    let alice_cert = || ClientTls::Credentials(ns1.user_credentials("alice"));
+    let ca = || ClientTls::CaFile(ns1.ca_cert());
+
+    // Alice's certificate gets her a token of the routers, from either router.
+    let alice = connect(&routers.uri(None), "alice", alice_cert(), None, Routing::ViaRouter);
+    let token = alice.get_delegation_token("").await.expect("a routers' token");
+    assert_eq!(token.service, raftfs_federation::router_tokens::ROUTER_TOKEN_SERVICE);
+    assert_eq!(token.identifier.owner, "alice");
+    for i in 1..=2 {
+        let at = connect(&routers.uri(Some(i)), "alice", alice_cert(), None, Routing::ViaRouter);
+        at.get_delegation_token("")
+            .await
+            .unwrap_or_else(|e| panic!("router {i} issues a token: {e:?}"));
+    }
+
+    // The token alone authenticates alice through every router, right
+    // after the fetch, in either routing (a token holder routes via routers).
+    for (i, routing) in [(1, Routing::ViaRouter), (2, Routing::ViaRouter), (2, Routing::Direct)] {
+        let holder = connect(&routers.uri(Some(i)), "nobody", ca(), Some(&token), routing);
+        let dir = format!("/user/alice/by-token-{i}-{routing:?}");
+        holder.mkdirs(&dir, None).await.unwrap_or_else(|e| panic!("router {i}: {e:?}"));
+        assert_eq!(hdfs.get_file_status(&dir).await.unwrap().owner, "alice");
+        assert!(!holder.routes_directly(), "a routers' token is checked by routers");
+        // A token cannot beget tokens, nor renew itself.
+        let e = holder.get_delegation_token("").await.unwrap_err();
+        assert!(matches!(&e, FsError::AccessControl(m) if m.contains("user certificate")), "{e:?}");
+        let e = holder.renew_delegation_token(&token).await.unwrap_err();
+        assert!(matches!(e, FsError::AccessControl(_)), "{e:?}");
+    }
+    // Alice is still not the superuser.
+    let holder = connect(&routers.uri(None), "nobody", ca(), Some(&token), Routing::ViaRouter);
+    let e = holder.mkdirs("/user/bob", None).await.unwrap_err();
+    assert!(matches!(e, FsError::AccessControl(_)), "{e:?}");
+    // A forged token is refused.
+    let mut forged = token.clone();
+    forged.identifier.owner = "hdfs".into();
+    let posing = connect(&routers.uri(None), "nobody", ca(), Some(&forged), Routing::ViaRouter);
+    let e = posing.mkdirs("/user/forged", None).await.unwrap_err();
+    assert!(matches!(e, FsError::AccessControl(_)), "{e:?}");
+
+    // Renewed by its renewer; cancelled, it authenticates no more.
+    let expiry = alice.renew_delegation_token(&token).await.expect("renew");
+    assert!(expiry > token.identifier.issue_ms, "{expiry}");
+    let bob = connect(&routers.uri(None), "bob", ClientTls::Credentials(ns1.user_credentials("bob")), None, Routing::ViaRouter);
+    let e = bob.cancel_delegation_token(&token).await.unwrap_err();
+    assert!(matches!(e, FsError::AccessControl(_)), "bob may not cancel alice's token: {e:?}");
+    alice.cancel_delegation_token(&token).await.expect("cancel");
+    let e = holder.mkdirs("/user/alice/after-cancel", None).await.unwrap_err();
+    assert!(matches!(&e, FsError::AccessControl(m) if m.contains("can't be found")), "{e:?}");
+
+    // A nameservice's own token still works through the routers, and is
+    // renewed and cancelled there.
+    let ns_token = ns1
+        .certificate_client("alice")
+        .get_delegation_token("")
+        .await
+        .unwrap();
+    assert_eq!(ns_token.service, "ns1");
+    let ns_holder = connect(&routers.uri(None), "nobody", ca(), Some(&ns_token), Routing::ViaRouter);
+    ns_holder.mkdirs("/user/alice/by-ns-token", None).await.unwrap();
+    alice.renew_delegation_token(&ns_token).await.expect("renewed by ns1");
+    alice.cancel_delegation_token(&ns_token).await.expect("cancelled by ns1");
+    assert!(ns_holder.mkdirs("/user/alice/after", None).await.is_err());
+}

@@ -69,6 +69,8 @@ pub(crate) struct Core {
     direct: tokio::sync::OnceCell<Option<Arc<DirectRouter>>>,
     /// The delegation token calls carry (encoded), and its owner, the user they claim.
     delegation_token: Option<(Vec<u8>, String)>,
+    /// That token is the routers' (so calls are not routed directly).
+    holds_router_token: bool,
 }
 
 impl FileSystem {
@@ -90,7 +92,11 @@ impl FileSystem {
         dialer: Dialer,
     ) -> Result<FileSystem, FsError> {
         let members = parse_fs(fs)?;
-        let delegation_token = match opts.delegation_token.resolve()? {
+        let token = opts.delegation_token.resolve()?;
+        let holds_router_token = token
+            .as_ref()
+            .is_some_and(|t| t.service == raftfs_federation::router_tokens::ROUTER_TOKEN_SERVICE);
+        let delegation_token = match token {
             Some(t) => Some((codec::encode(&t)?, t.identifier.owner.clone())),
             None => None,
         };
@@ -108,6 +114,7 @@ impl FileSystem {
             via_router: Mutex::new(None),
             direct: tokio::sync::OnceCell::new(),
             delegation_token,
+            holds_router_token,
         };
         Ok(FileSystem { core: Arc::new(core) })
     }
@@ -198,6 +205,16 @@ impl Core {
 
     pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
         let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
+        // Token ops go to the addresses as given: members issue their
+        // nameservice's tokens, routers the federated namespace's (and
+        // pass a nameservice token's renewal on to it), also when this SDK
+        // routes the other calls itself.
+        if matches!(
+            op,
+            Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. } | Op::CancelDelegationToken { .. }
+        ) {
+            return self.conn.call(&ctx, &op).await;
+        }
         match self.direct().await? {
             // Boxed: a routed call's future is a few KiB, which every
             // call's future would otherwise carry (and callers copy).
@@ -215,7 +232,9 @@ impl Core {
     /// The SDK's own router, if calls are routed directly: set up on the
     /// first call that finds the addresses are routers (and `Routing::Direct`).
     async fn direct(&self) -> Result<Option<&Arc<DirectRouter>>, FsError> {
-        if self.opts.routing == Routing::ViaRouter {
+        // A routers' token is checked by the routers: its holder's calls go
+        // through them.
+        if self.opts.routing == Routing::ViaRouter || self.holds_router_token {
             return Ok(None);
         }
         if let Some(known) = self.direct.get() {

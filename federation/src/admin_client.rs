@@ -15,6 +15,7 @@ use crate::admin::{
 };
 use crate::error::RouterError;
 use crate::federation::FederationChange;
+use crate::router_tokens::{TokenAnswer, TokenCommand};
 
 /// How long a call keeps trying routers before it gives up.
 pub const ROUTER_CALL_DEADLINE_MS: u64 = 15_000;
@@ -150,6 +151,18 @@ impl RouterAdminClient {
     }
 
     /// The status of the router at `addr`.
+    /// Have the routers' leader run token command `cmd` (a router's own
+    /// call, over its certificate: the leader takes token commands from
+    /// routers only). Retried as every call here is, so a command whose
+    /// answer was lost may run twice (see the router's `token_issuer`).
+    pub async fn token_command(&self, by: &str, cmd: TokenCommand) -> Result<TokenAnswer, RouterError> {
+        let req = ChangeRequest {
+            user: by.to_string(),
+            change: FederationChange::DelegationTokens(cmd),
+        };
+        self.call(Rpc::Change, &req, Duration::ZERO).await
+    }
+
     pub async fn status(&self, addr: &str) -> Result<RouterStatus, RouterError> {
         self.call_one(addr, Rpc::Status, &(), Duration::ZERO).await
     }

@@ -42,9 +42,11 @@
 //! Caveats: SPACE picks the first destination (free space per nameservice
 //! is not reported to routers yet). Error messages name the nameservice's
 //! path, not the federated one. File ids are per nameservice, so
-//! `/.reserved/.inodes/<id>` paths cannot be routed. Delegation tokens are
-//! issued by each nameservice, not by routers; a token is checked by the
-//! nameservice the call reaches.
+//! `/.reserved/.inodes/<id>` paths cannot be routed. The routers issue
+//! delegation tokens for the federated namespace (and check them before a
+//! call is routed); a nameservice's own token passes through and is
+//! checked by the nameservice the call reaches, so it works only for that
+//! nameservice's paths.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -233,13 +235,17 @@ impl<T: TableSource> CallRouter<T> {
             Op::SetOwnership { .. } => Err(FsError::InvalidArgument(
                 "setOwnership is the routers' own call to a nameservice, not a client's".into(),
             )),
-            Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. } | Op::CancelDelegationToken { .. } => {
-                Err(FsError::Unsupported(
-                    "routers do not issue delegation tokens yet: fetch one from the nameservice's members \
-                     (raftfs fetchdt --fs raftfs://MEMBER,...)"
-                        .into(),
-                ))
+            // A nameservice's token is renewed and cancelled where it was
+            // issued; the routers' own token ops never reach here (a router
+            // answers them, and the SDK sends them to the routers).
+            Op::RenewDelegationToken { token, .. } | Op::CancelDelegationToken { token } => {
+                Box::pin(self.forward(fed, ctx, &token.service, op)).await
             }
+            Op::GetDelegationToken { .. } => Err(FsError::Unsupported(
+                "delegation tokens of the federated namespace are issued by the routers: ask them \
+                 (raftfs fetchdt --fs raftfs://ROUTER,...)"
+                    .into(),
+            )),
             _ => self.path_call(fed, ctx, op).await,
         }
     }

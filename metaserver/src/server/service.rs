@@ -76,8 +76,10 @@ fn ctx_from(pb: Option<pb::CallContext>, member: &Member, peer: &Peer) -> Result
 
 /// Refuse what a client may not ask for: the member's own entries, and
 /// delegation tokens (issued and renewed only for a caller a certificate
-/// authenticated, as HDFS issues them only to Kerberos-authenticated callers).
-fn check_client_op(op: &Op, method: AuthMethod) -> Result<(), FsError> {
+/// authenticated, as HDFS issues them only to Kerberos-authenticated
+/// callers; a router forwards a renewal only for such a caller, and is
+/// believed, `by_router`).
+fn check_client_op(op: &Op, method: AuthMethod, by_router: bool) -> Result<(), FsError> {
     match op {
         Op::CommitBlockSynchronization { .. } => Err(FsError::InvalidArgument(
             "commitBlockSynchronization comes from DataNodes, not clients".into(),
@@ -86,7 +88,9 @@ fn check_client_op(op: &Op, method: AuthMethod) -> Result<(), FsError> {
             "{} comes from the leader itself, not from clients",
             op.name()
         ))),
-        Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. } if method != AuthMethod::Certificate => {
+        Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. }
+            if method != AuthMethod::Certificate && !by_router =>
+        {
             Err(FsError::AccessControl(format!(
                 "Delegation Token can be issued or renewed only with a user certificate (RAFTFS_CREDENTIALS); \
                  this call was authenticated by {}",
@@ -127,7 +131,8 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
         let (ctx, method) = ctx_from(req.ctx, member, peer)?;
         let op: Op = codec::decode(&req.op_bin, "op")?;
         let mode = ReadMode::from_wire(req.read_mode)?;
-        check_client_op(&op, method)?;
+        let by_router = peer.as_deref().is_some_and(|p| p.role == PeerRole::Router);
+        check_client_op(&op, method, by_router)?;
         member.check_routed(routed_by, &op)?;
         let audit = member.audit.entry(&ctx.user, method, peer.as_deref(), host, &op);
         let name = op.name();

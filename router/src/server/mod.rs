@@ -13,6 +13,7 @@ pub mod ownership_pusher;
 pub mod router_metrics;
 pub mod service;
 pub mod status_pages;
+pub mod token_issuer;
 pub mod web_namespace;
 
 use std::sync::Arc;

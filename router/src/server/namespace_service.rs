@@ -5,8 +5,11 @@
 //! The caller's user is decided as a member decides it (`--auth simple`:
 //! the name the call carries; `strong`: the user certificate's); a call
 //! on a connection without a user certificate may instead carry a
-//! delegation token, which the router passes on for the nameservice that
-//! issued it to check. Every failure is a typed `FsError` in the reply. A
+//! delegation token: one the routers issued is checked here and the call
+//! goes on as its owner, one a nameservice issued is passed on for that
+//! nameservice to check. Token ops (`getDelegationToken`, and renew or
+//! cancel of a routers' token) are the routers' own
+//! ([`super::token_issuer`]). Every failure is a typed `FsError` in the reply. A
 //! router in safe mode refuses calls with a retryable `SafeModeException`,
 //! so clients move on to another router. `Admin` and `ReadIndex` are a
 //! nameservice's own: a router refuses them.
@@ -22,6 +25,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::node::RouterNode;
+use super::token_issuer::{certificate_needed, is_router_token_op};
 
 pub struct RouterNamespaceService {
     pub node: Arc<RouterNode>,
@@ -30,12 +34,7 @@ pub struct RouterNamespaceService {
 /// The context the call is forwarded with: the caller's client id, call
 /// id and delegation token as it sent them; its user as this router's
 /// client authentication decides it.
-fn forwarded_ctx(
-    node: &RouterNode,
-    ctx: Option<pb::CallContext>,
-    peer: Option<&PeerIdentity>,
-) -> Result<pb::CallContext, FsError> {
-    let mut c = ctx.ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
+fn forwarded_ctx(node: &RouterNode, mut c: pb::CallContext, peer: Option<&PeerIdentity>) -> Result<pb::CallContext, FsError> {
     let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
     if !by_cert && !c.delegation_token.is_empty() {
         // The nameservice that issued the token checks it, and that the
@@ -50,10 +49,28 @@ fn forwarded_ctx(
 async fn handle_call(node: &RouterNode, req: Option<pb::CallRequest>, peer: Option<&PeerIdentity>) -> pb::CallReply {
     let result: Result<OpResult, FsError> = async {
         let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
-        let ctx = forwarded_ctx(node, req.ctx, peer)?;
+        let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
+        let mut ctx = req
+            .ctx
+            .ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
+        // A routers' token is checked here; any other goes on to the
+        // nameservice that issued it.
+        let by_router_token = !by_cert && node.resolve_router_token(&mut ctx).await?;
+        let ctx = if by_router_token {
+            ctx
+        } else {
+            forwarded_ctx(node, ctx, peer)?
+        };
         let op: Op = codec::decode(&req.op_bin, "op")?;
         if let Some(why) = node.safe_mode() {
             return Err(FsError::SafeMode(why));
+        }
+        if is_router_token_op(&op) {
+            return node.router_token_op(&ctx.user, by_cert, &op).await;
+        }
+        // A nameservice believes this router that the caller may renew.
+        if matches!(op, Op::RenewDelegationToken { .. }) && !by_cert {
+            return Err(certificate_needed());
         }
         node.calls.call(ctx, &op).await
     }

@@ -28,7 +28,7 @@ use raftfs_raft::health::{Health, HealthChecks, HealthConfig};
 use raftfs_raft::layout::{self, VersionFile, NODE_TYPE_ROUTER};
 use raftfs_raft::leader_contact::{in_touch_with_quorum, LeaderContact};
 use raftfs_raft::{RaftGroup, RaftTimings};
-use raftfs_trust::{ClientAuth, NodeSecurity, PeerRole};
+use raftfs_trust::{ClientAuth, DelegationTokenTimes, NodeSecurity, PeerRole};
 
 use crate::admin::{RouterStatus, MAX_FEDERATION_WAIT_MS};
 use crate::error::RouterError;
@@ -53,6 +53,8 @@ pub struct RouterConfig {
     pub client_auth: ClientAuth,
     /// Enter safe mode after this long out of touch with the group's quorum.
     pub safe_mode_after_ms: u64,
+    /// The lifetimes of the delegation tokens the routers issue.
+    pub delegation: DelegationTokenTimes,
 }
 
 /// Default of [`RouterConfig::safe_mode_after_ms`]: several election
@@ -80,6 +82,11 @@ pub struct RouterNode {
     pushed: Pushed,
     /// Prometheus metrics (`/metrics` on the router's HTTP port).
     pub metrics: Arc<RouterMetrics>,
+    /// The lifetimes of the delegation tokens the routers issue
+    /// ([`super::token_issuer`]).
+    pub delegation: DelegationTokenTimes,
+    /// Held while a master key is made, so two are not proposed at once.
+    pub(super) token_key_lock: tokio::sync::Mutex<()>,
 }
 
 fn fs(e: FsError) -> RouterError {
@@ -163,6 +170,8 @@ impl RouterNode {
             calls,
             pushed,
             metrics,
+            delegation: cfg.delegation,
+            token_key_lock: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -304,6 +313,11 @@ impl RouterNode {
     /// Wait until the Raft node stops by itself, and say why.
     pub async fn raft_stopped(&self) -> String {
         group::raft_stopped(&self.raft).await
+    }
+
+    /// Keep `task` with the router's background tasks (stopped at shutdown).
+    pub(super) fn add_task(&self, task: tokio::task::JoinHandle<()>) {
+        self.tasks.lock().push(task);
     }
 
     /// Stop the background tasks and Raft.

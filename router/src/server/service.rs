@@ -10,6 +10,9 @@ use raftfs_proto::{codec, pb, FsError};
 use tonic::{Request, Response, Status};
 
 use super::node::RouterNode;
+use crate::federation::FederationChange;
+use raftfs_federation::router_tokens::TokenAnswer;
+use raftfs_trust::PeerRole;
 use crate::admin::{ChangeRequest, FederationReply, FederationRequest, SafeModeAction, SafeModeRequest};
 use crate::error::RouterError;
 
@@ -41,6 +44,18 @@ impl pb::router_admin_server::RouterAdmin for RouterAdminService {
     async fn change(&self, req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
         let peer = self.node.security.server.peer(&req)?;
         let r: ChangeRequest = decode(req, "change request")?;
+        // A token command comes from another router, which authenticated
+        // the caller it is for; from anyone else it is refused (by `change`).
+        if let FederationChange::DelegationTokens(cmd) = r.change {
+            // (`--insecure` routers know no certificates, and trust names.)
+            let from_router = peer.as_ref().is_some_and(|p| p.role == PeerRole::Router);
+            if !from_router && self.node.security.server.is_tls() {
+                return reply::<TokenAnswer>(Err(RouterError::Fs(FsError::AccessControl(
+                    "delegation token commands are taken from routers only".into(),
+                ))));
+            }
+            return reply(self.node.propose_tokens(cmd).await.map_err(RouterError::Fs));
+        }
         let user = match self.node.client_auth.user(&r.user, peer.as_ref()) {
             Ok(u) => u,
             Err(e) => return reply::<u64>(Err(RouterError::Fs(FsError::AccessControl(e)))),

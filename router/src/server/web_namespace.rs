@@ -9,8 +9,9 @@
 //! counting up; the nameservice resolves the user's groups and checks
 //! permissions. A router in safe mode refuses with `SafeModeException`.
 //! Any router answers (they are not leader-bound as members are). A
-//! delegation token the request presented goes along with each call, and
-//! the nameservice verifies it.
+//! delegation token the request presented is checked here when the
+//! routers issued it (the call then acts as its owner), and goes along
+//! with each call for the nameservice that issued it otherwise.
 //!
 //! Data ops are redirected to a DataNode, which runs them against the
 //! routers (`namenoderpcaddress` names this router group's voters), so the
@@ -21,16 +22,18 @@
 //! HTTP are learned from the nameservices' members (`MemberInfo`), at most
 //! every [`DATANODE_LIST_TTL_MS`]. Caveats: the DataNode must follow the
 //! routers (`raftfs datanode --router`, as `raftfs dev` starts them), or
-//! it refuses a file system it does not serve; routers issue no delegation
-//! tokens, so under strong authentication a data op needs the caller's own
-//! (`delegation=`).
+//! it refuses a file system it does not serve. Under strong
+//! authentication a caller a certificate authenticated is given a token of
+//! the routers for the DataNode to act with (a Raft write per redirect, as
+//! HDFS's NameNode issues a token per redirect); a caller with
+//! `delegation=` passes its own on.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use openraft::async_runtime::WatchReceiver;
 use parking_lot::Mutex;
-use raftfs_proto::{codec, pb, FsError, Op};
+use raftfs_proto::{codec, pb, FsError, Op, OpResult};
 use raftfs_web::webhdfs::{
     first_block_holders, CallFuture, DatanodeHttp, DatanodeRedirect, DatanodeTurns, EndpointCalls, RedirectFuture,
     WebHdfsCaller, WebHdfsNamespace, WebHdfsOp,
@@ -38,6 +41,7 @@ use raftfs_web::webhdfs::{
 
 use super::nameservice_check::member_info;
 use super::node::RouterNode;
+use super::token_issuer::{certificate_needed, is_router_token_op};
 
 /// How long a list of DataNodes serving HTTP is used before it is asked for again.
 pub const DATANODE_LIST_TTL_MS: u64 = 3_000;
@@ -123,19 +127,39 @@ impl WebHdfsNamespace for RouterWebNamespace {
             if let Some(why) = self.node.safe_mode() {
                 return Err(FsError::SafeMode(why));
             }
-            self.node.calls.call(self.ctx(caller)?, &op).await
+            let mut ctx = self.ctx(caller)?;
+            self.node.resolve_router_token(&mut ctx).await?;
+            let by_cert = caller.certificate.is_some();
+            if is_router_token_op(&op) {
+                return self.node.router_token_op(&ctx.user, by_cert, &op).await;
+            }
+            // A nameservice believes this router that the caller may renew.
+            if matches!(op, Op::RenewDelegationToken { .. }) && !by_cert {
+                return Err(certificate_needed());
+            }
+            self.node.calls.call(ctx, &op).await
         })
     }
 
     fn redirect<'a>(&'a self, caller: &'a WebHdfsCaller, path: &'a str, op: &'a WebHdfsOp) -> RedirectFuture<'a> {
         Box::pin(async move {
-            if caller.certificate.is_some() && caller.delegation.is_none() {
-                return Err(FsError::AccessControl(
-                    "routers issue no delegation tokens, so they cannot redirect a data operation for a \
-                     certificate: fetch a token from the nameservice (raftfs fetchdt) and pass it as delegation="
-                        .into(),
-                ));
-            }
+            // A caller a certificate authenticated gets a token of the
+            // routers for the DataNode to act with, as HDFS's NameNode
+            // issues one for each redirect under security.
+            let issued = match (&caller.certificate, &caller.delegation) {
+                (Some(_), None) => {
+                    let get = Op::GetDelegationToken {
+                        renewer: String::new(),
+                        max_lifetime_ms: 0,
+                        renew_interval_ms: 0,
+                    };
+                    match self.node.router_token_op(&caller.user, true, &get).await? {
+                        OpResult::DelegationToken(t) => Some(t),
+                        other => return Err(FsError::Internal(format!("getDelegationToken answered {other:?}"))),
+                    }
+                }
+                _ => None,
+            };
             let offset = match op {
                 WebHdfsOp::Open { offset, .. } => Some(*offset),
                 WebHdfsOp::GetFileChecksum => Some(0),
@@ -157,7 +181,11 @@ impl WebHdfsNamespace for RouterWebNamespace {
             Ok(DatanodeRedirect {
                 datanode: format!("{}://{}", self.node.security.server.http_scheme(), chosen.1),
                 namenode: self.router_addrs().join(","),
-                delegation: caller.delegation.as_ref().map(|t| t.encode_url()).transpose()?,
+                delegation: issued
+                    .as_ref()
+                    .or(caller.delegation.as_ref())
+                    .map(|t| t.encode_url())
+                    .transpose()?,
             })
         })
     }
