@@ -438,12 +438,18 @@ async fn routers_issue_delegation_tokens_for_the_federated_namespace() {
     for (i, routing) in [(1, Routing::ViaRouter), (2, Routing::ViaRouter), (2, Routing::Direct)] {
         let holder = connect(&routers.uri(Some(i)), "nobody", ca(), Some(&token), routing);
         let dir = format!("/user/alice/by-token-{i}-{routing:?}");
-        holder.mkdirs(&dir, None).await.unwrap_or_else(|e| panic!("router {i}: {e:?}"));
+        holder
+            .mkdirs(&dir, None)
+            .await
+            .unwrap_or_else(|e| panic!("router {i}: {e:?}"));
         assert_eq!(hdfs.get_file_status(&dir).await.unwrap().owner, "alice");
         assert!(!holder.routes_directly(), "a routers' token is checked by routers");
         // A token cannot beget tokens, nor renew itself.
         let e = holder.get_delegation_token("").await.unwrap_err();
-        assert!(matches!(&e, FsError::AccessControl(m) if m.contains("user certificate")), "{e:?}");
+        assert!(
+            matches!(&e, FsError::AccessControl(m) if m.contains("user certificate")),
+            "{e:?}"
+        );
         let e = holder.renew_delegation_token(&token).await.unwrap_err();
         assert!(matches!(e, FsError::AccessControl(_)), "{e:?}");
     }
@@ -461,24 +467,52 @@ async fn routers_issue_delegation_tokens_for_the_federated_namespace() {
     // Renewed by its renewer; cancelled, it authenticates no more.
     let expiry = alice.renew_delegation_token(&token).await.expect("renew");
     assert!(expiry > token.identifier.issue_ms, "{expiry}");
-    let bob = connect(&routers.uri(None), "bob", ClientTls::Credentials(ns1.user_credentials("bob")), None, Routing::ViaRouter);
+    let bob = connect(
+        &routers.uri(None),
+        "bob",
+        ClientTls::Credentials(ns1.user_credentials("bob")),
+        None,
+        Routing::ViaRouter,
+    );
     let e = bob.cancel_delegation_token(&token).await.unwrap_err();
-    assert!(matches!(e, FsError::AccessControl(_)), "bob may not cancel alice's token: {e:?}");
+    assert!(
+        matches!(e, FsError::AccessControl(_)),
+        "bob may not cancel alice's token: {e:?}"
+    );
     alice.cancel_delegation_token(&token).await.expect("cancel");
-    let e = holder.mkdirs("/user/alice/after-cancel", None).await.unwrap_err();
-    assert!(matches!(&e, FsError::AccessControl(m) if m.contains("can't be found")), "{e:?}");
+    // Every router refuses it once it has applied the cancel (at once on
+    // the leader, within a heartbeat or so elsewhere).
+    let cancelled = Instant::now();
+    loop {
+        match holder.get_file_status("/user/alice").await {
+            Err(FsError::AccessControl(m)) if m.contains("can't be found") => break,
+            other => assert!(
+                cancelled.elapsed() < Duration::from_secs(5),
+                "a cancelled token still authenticates: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    println!("cancelled everywhere in {} ms", cancelled.elapsed().as_millis());
+    for i in 1..=2 {
+        let at = connect(&routers.uri(Some(i)), "nobody", ca(), Some(&token), Routing::ViaRouter);
+        let e = at.mkdirs("/user/alice/after-cancel", None).await.unwrap_err();
+        assert!(
+            matches!(&e, FsError::AccessControl(m) if m.contains("can't be found")),
+            "router {i}: {e:?}"
+        );
+    }
 
     // A nameservice's own token still works through the routers, and is
     // renewed and cancelled there.
-    let ns_token = ns1
-        .certificate_client("alice")
-        .get_delegation_token("")
-        .await
-        .unwrap();
+    let ns_token = ns1.certificate_client("alice").get_delegation_token("").await.unwrap();
     assert_eq!(ns_token.service, "ns1");
     let ns_holder = connect(&routers.uri(None), "nobody", ca(), Some(&ns_token), Routing::ViaRouter);
     ns_holder.mkdirs("/user/alice/by-ns-token", None).await.unwrap();
     alice.renew_delegation_token(&ns_token).await.expect("renewed by ns1");
-    alice.cancel_delegation_token(&ns_token).await.expect("cancelled by ns1");
+    alice
+        .cancel_delegation_token(&ns_token)
+        .await
+        .expect("cancelled by ns1");
     assert!(ns_holder.mkdirs("/user/alice/after", None).await.is_err());
 }

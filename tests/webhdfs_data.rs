@@ -53,15 +53,21 @@ fn upload(
     data: &[u8],
     creds: Option<&Path>,
 ) -> Transfer {
+    upload_at(c, &c.http_addr(member), method, path, query, data, creds)
+}
+
+/// [`upload`] through the WebHDFS endpoint at `addr` (a member's or a router's).
+fn upload_at(
+    c: &Cluster,
+    addr: &str,
+    method: &str,
+    path: &str,
+    query: &str,
+    data: &[u8],
+    creds: Option<&Path>,
+) -> Transfer {
     let ca = c.ca_cert();
-    let first = transfer(
-        method,
-        &url(&c.http_addr(member), path, query),
-        Some(&ca),
-        creds,
-        None,
-        false,
-    );
+    let first = transfer(method, &url(addr, path, query), Some(&ca), creds, None, false);
     assert_eq!(first.status, 307, "{method} {path}?{query}: {first:?}");
     let location = first.location.expect("a redirect names its DataNode");
     let file = tempfile::NamedTempFile::new().unwrap();
@@ -550,4 +556,73 @@ async fn webhdfs_concat_moves_blocks_and_copies_no_byte() {
     assert_eq!(json(&r), serde_json::json!({ "boolean": true }), "{r:?}");
     let got = read(&c, l, "/user/alice/c/t", "op=OPEN&user.name=alice");
     assert!(got.body == want[..1 << 20], "truncated at the first block's end");
+}
+
+/// Through a router under strong authentication: the redirect carries a
+/// token the routers issued for the certificate's user, the DataNode
+/// (following the routers) acts for her with it, and the bytes land in the
+/// nameservice the mount point names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_a_router_under_strong_authentication_a_redirect_carries_a_routers_token() {
+    let mut c = Cluster::start_with(1, "memory", &["--auth", "strong"]);
+    let hdfs = c.certificate_client("hdfs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while let Err(e) = hdfs.get_file_status("/").await {
+        assert!(std::time::Instant::now() < deadline, "never ready: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let mut routers = common::routers::Routers::start_with(&c, 1, &["--auth", "strong"]);
+    routers.admin_credentials = Some(c.user_credentials("hdfs"));
+    routers.admin_ok(&["-addNameservice", "ns1", &c.fs_uri()]);
+    routers.admin_ok(&["-add", "/home", "ns1", "/user"]);
+    routers.wait_version(routers.version().await).await;
+    c.start_datanodes(1, &["--auth", "strong", "--router", &routers.uri(None)]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        use raftfs_proto::{AdminOp, AdminResult};
+        if let Ok(AdminResult::Datanodes(d)) = hdfs.admin(AdminOp::DatanodeReport).await {
+            if d.iter().any(|n| n.live && !n.http_addr.is_empty()) {
+                break;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no DataNode registered its HTTP address"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    hdfs.mkdirs("/user/alice", None).await.unwrap();
+    hdfs.set_owner("/user/alice", Some("alice"), None).await.unwrap();
+    let alice = c.user_credentials("alice");
+    let ca = c.ca_cert();
+    let r_http = routers.http_addrs[0].clone();
+    let data = pattern(300_000, 5);
+    let done = upload_at(&c, &r_http, "PUT", "/home/alice/r", "op=CREATE", &data, Some(&alice));
+    assert_eq!(done.status, 201, "{done:?} {}", String::from_utf8_lossy(&done.body));
+    let nr = transfer(
+        "GET",
+        &url(&r_http, "/home/alice/r", "op=OPEN&noredirect=true"),
+        Some(&ca),
+        Some(&alice),
+        None,
+        false,
+    );
+    let loc = json(&nr)["Location"].as_str().unwrap().to_string();
+    let text = loc
+        .split("delegation=")
+        .nth(1)
+        .expect("a token")
+        .split('&')
+        .next()
+        .unwrap();
+    let token = raftfs_proto::DelegationToken::decode_url(text).unwrap();
+    assert_eq!(token.service, raftfs_federation::router_tokens::ROUTER_TOKEN_SERVICE);
+    assert_eq!(token.identifier.owner, "alice");
+    assert_eq!(transfer("GET", &loc, Some(&ca), None, None, false).body, data);
+    let st = c
+        .certificate_client("alice")
+        .get_file_status("/user/alice/r")
+        .await
+        .unwrap();
+    assert_eq!((st.owner.as_str(), st.length), ("alice", data.len() as u64));
 }

@@ -34,7 +34,11 @@ pub struct RouterNamespaceService {
 /// The context the call is forwarded with: the caller's client id, call
 /// id and delegation token as it sent them; its user as this router's
 /// client authentication decides it.
-fn forwarded_ctx(node: &RouterNode, mut c: pb::CallContext, peer: Option<&PeerIdentity>) -> Result<pb::CallContext, FsError> {
+fn forwarded_ctx(
+    node: &RouterNode,
+    mut c: pb::CallContext,
+    peer: Option<&PeerIdentity>,
+) -> Result<pb::CallContext, FsError> {
     let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
     if !by_cert && !c.delegation_token.is_empty() {
         // The nameservice that issued the token checks it, and that the

@@ -10,11 +10,11 @@ use raftfs_proto::{codec, pb, FsError};
 use tonic::{Request, Response, Status};
 
 use super::node::RouterNode;
+use crate::admin::{ChangeRequest, FederationReply, FederationRequest, SafeModeAction, SafeModeRequest};
+use crate::error::RouterError;
 use crate::federation::FederationChange;
 use raftfs_federation::router_tokens::TokenAnswer;
 use raftfs_trust::PeerRole;
-use crate::admin::{ChangeRequest, FederationReply, FederationRequest, SafeModeAction, SafeModeRequest};
-use crate::error::RouterError;
 
 pub struct RouterAdminService {
     pub node: Arc<RouterNode>,

@@ -107,10 +107,7 @@ impl RouterNode {
             ));
         };
         let client = RouterAdminClient::new(vec![addr], self.security.dialer.clone()).map_err(router_error)?;
-        client
-            .token_command(&self.proposer(), cmd)
-            .await
-            .map_err(router_error)
+        client.token_command(&self.proposer(), cmd).await.map_err(router_error)
     }
 
     /// Propose `cmd` (this router leads; else `NotLeader`): a new token
@@ -230,7 +227,13 @@ impl RouterNode {
     /// certificate authenticated when `by_certificate`.
     pub async fn router_token_op(&self, user: &str, by_certificate: bool, op: &Op) -> Result<OpResult, FsError> {
         let t = self.delegation;
-        let need_certificate = || if by_certificate { Ok(()) } else { Err(certificate_needed()) };
+        let need_certificate = || {
+            if by_certificate {
+                Ok(())
+            } else {
+                Err(certificate_needed())
+            }
+        };
         let cmd = match op {
             Op::GetDelegationToken { renewer, .. } => {
                 need_certificate()?;
