@@ -100,8 +100,11 @@ impl GroupMetrics {
     }
 
     /// Count elections and leader changes until `raft` shuts down (run it
-    /// as one of the member's tasks).
-    pub async fn count_changes<C, SM>(&self, raft: Raft<C, SM>)
+    /// as one of the member's tasks). `start_term` is the term `raft` had
+    /// when it was created ([`GroupMetrics::term_of`]), so the first
+    /// election, which may end before this task first looks, counts too;
+    /// the first leader this process sees counts as a change.
+    pub async fn count_changes<C, SM>(&self, raft: Raft<C, SM>, start_term: u64)
     where
         C: GroupConfig,
         C::Term: Into<u64>,
@@ -109,22 +112,48 @@ impl GroupMetrics {
     {
         let mut server = raft.server_metrics();
         let term_now = || raft.metrics().borrow_watched().current_term.into();
-        let (mut term, mut leader) = (term_now(), server.borrow_watched().current_leader);
+        let (mut term, mut leader) = (start_term, None);
+        // What happened between creation and this task's first look.
+        self.note_changes(
+            &mut term,
+            &mut leader,
+            term_now(),
+            server.borrow_watched().current_leader,
+        );
         loop {
             if server.changed().await.is_err() {
                 return; // the Raft node stopped
             }
-            let (t, l) = (term_now(), server.borrow_watched().current_leader);
-            if t > term {
-                self.elections.inc_by(t - term);
-                term = t;
+            self.note_changes(
+                &mut term,
+                &mut leader,
+                term_now(),
+                server.borrow_watched().current_leader,
+            );
+        }
+    }
+
+    /// The term of `raft` now: what [`GroupMetrics::count_changes`] takes
+    /// as its start when read right after the node is created.
+    pub fn term_of<C, SM>(raft: &Raft<C, SM>) -> u64
+    where
+        C: GroupConfig,
+        C::Term: Into<u64>,
+        SM: RaftStateMachine<C>,
+    {
+        raft.metrics().borrow_watched().current_term.into()
+    }
+
+    fn note_changes<N: PartialEq>(&self, term: &mut u64, leader: &mut Option<N>, t: u64, l: Option<N>) {
+        if t > *term {
+            self.elections.inc_by(t - *term);
+            *term = t;
+        }
+        if l != *leader {
+            if l.is_some() {
+                self.leader_changes.inc();
             }
-            if l != leader {
-                if l.is_some() {
-                    self.leader_changes.inc();
-                }
-                leader = l;
-            }
+            *leader = l;
         }
     }
 }

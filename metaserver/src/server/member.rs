@@ -26,6 +26,7 @@ use openraft::errors::{LinearizableReadError, RaftError};
 use openraft::LinearizerOption;
 use openraft::ServerState;
 use raftfs_raft::group::{self, initialize_if_first};
+use raftfs_raft::GroupMetrics;
 
 use raftfs_proto::{CallCtx, FsError, LeaderHint, Op, OpResult};
 use raftfs_trust::{ClientAuth, Dialer, NodeSecurity, PeerRole};
@@ -232,6 +233,7 @@ impl Member {
         let raft = Raft::new(cfg.member_id, Arc::new(config), network, log, sm)
             .await
             .map_err(|e| FsError::Internal(format!("start raft: {e}")))?;
+        let start_term = GroupMetrics::term_of(&raft);
         tracing::info!(
             store_ms,
             log_ms,
@@ -313,7 +315,7 @@ impl Member {
         let reclaimer = tokio::spawn(writes.run_reclaimer());
         let elections = {
             let (metrics, raft) = (member.metrics.clone(), member.raft.clone());
-            tokio::spawn(async move { metrics.raft.count_changes(raft).await })
+            tokio::spawn(async move { metrics.raft.count_changes(raft, start_term).await })
         };
         let mut tasks = vec![monitor, blocks_monitor, leadership, reclaimer, elections];
         if t.snapshot_interval_secs > 0 {

@@ -27,7 +27,7 @@ use raftfs_raft::group::{self, initialize_if_first};
 use raftfs_raft::health::{Health, HealthChecks, HealthConfig};
 use raftfs_raft::layout::{self, VersionFile, NODE_TYPE_ROUTER};
 use raftfs_raft::leader_contact::{in_touch_with_quorum, LeaderContact};
-use raftfs_raft::{RaftGroup, RaftTimings};
+use raftfs_raft::{GroupMetrics, RaftGroup, RaftTimings};
 use raftfs_trust::{ClientAuth, DelegationTokenTimes, NodeSecurity, PeerRole};
 
 use crate::admin::{RouterStatus, MAX_FEDERATION_WAIT_MS};
@@ -118,6 +118,7 @@ impl RouterNode {
         let raft = MountTableRaft::new(cfg.router_id, Arc::new(config), network, log, sm)
             .await
             .map_err(|e| fs(FsError::Internal(format!("start raft: {e}"))))?;
+        let start_term = GroupMetrics::term_of(&raft);
         initialize_if_first(&raft, &version.members, version.member_id, version.join)
             .await
             .map_err(|e| fs(FsError::Internal(e)))?;
@@ -147,7 +148,7 @@ impl RouterNode {
         let metrics = Arc::new(RouterMetrics::new());
         tasks.push({
             let (metrics, raft) = (metrics.clone(), raft.clone());
-            tokio::spawn(async move { metrics.raft.count_changes(raft).await })
+            tokio::spawn(async move { metrics.raft.count_changes(raft, start_term).await })
         });
         tasks.push(tokio::spawn(ownership_pusher::push_ownership(
             raft.clone(),
