@@ -87,5 +87,10 @@ pub fn serve_http(listener: Option<HttpListener>, security: ServerSecurity, page
         Ok(a) => tracing::info!(url = %format!("{scheme}://{a}/metrics"), "serving HTTP pages"),
         Err(e) => tracing::warn!(error = %e, "the HTTP listener has no address"),
     }
-    tokio::spawn(raftfs_web::serve(listener, security, pages, std::future::pending()));
+    tokio::spawn(raftfs_web::serve(
+        listener,
+        security,
+        pages,
+        Box::pin(std::future::pending()),
+    ));
 }

@@ -89,7 +89,15 @@ pub enum BenchCmd {
     WebhdfsOpen(webhdfs_open::WebHdfsOpenArgs),
 }
 
-pub async fn run(cli: BenchCli) -> anyhow::Result<()> {
+/// Run the bench `cli` names. Boxed, so that the `raftfs` binary calls
+/// this crate's code instead of compiling its own copy of every bench
+/// (docs/architecture.md, "Build time").
+#[inline(never)]
+pub fn run(cli: BenchCli) -> futures::future::BoxFuture<'static, anyhow::Result<()>> {
+    Box::pin(run_unboxed(cli))
+}
+
+async fn run_unboxed(cli: BenchCli) -> anyhow::Result<()> {
     match cli.cmd {
         BenchCmd::Nnthroughput(a) => nnthroughput::run(a).await,
         BenchCmd::Nnmemory(a) => nnmemory::run(a),

@@ -29,6 +29,7 @@ pub mod storage;
 pub mod transfer;
 pub mod webhdfs_data;
 
+use futures::future::BoxFuture;
 use std::sync::Arc;
 
 pub use node::{DatanodeConfig, Node};
@@ -50,8 +51,19 @@ pub struct Datanode {
 
 impl Datanode {
     /// Open the storage, start the data transfer service on `listener`, and
-    /// start talking to every configured nameservice.
-    pub async fn start(cfg: DatanodeConfig, listener: tokio::net::TcpListener) -> Result<Datanode, FsError> {
+    /// start talking to every configured nameservice. Boxed, so that a
+    /// crate awaiting it (the `raftfs` binary) calls this crate's code
+    /// instead of compiling its own copy of the whole DataNode
+    /// (docs/architecture.md, "Build time").
+    #[inline(never)]
+    pub fn start(
+        cfg: DatanodeConfig,
+        listener: tokio::net::TcpListener,
+    ) -> BoxFuture<'static, Result<Datanode, FsError>> {
+        Box::pin(Self::start_unboxed(cfg, listener))
+    }
+
+    async fn start_unboxed(cfg: DatanodeConfig, listener: tokio::net::TcpListener) -> Result<Datanode, FsError> {
         match (cfg.nameservices.is_empty(), cfg.routers.is_empty()) {
             (true, true) => {
                 return Err(FsError::InvalidArgument(

@@ -2,7 +2,7 @@
 //! `--insecure` nodes), HTTP/1.1 and HTTP/2, and an [`HttpCaller`] in every
 //! request's extensions.
 
-use std::future::Future;
+use futures::future::BoxFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +38,26 @@ impl HttpListener {
 
 /// Serve `app` on `listener` until `shutdown` resolves, secured as
 /// `security` says (the node's own TLS settings).
-pub async fn serve(listener: HttpListener, security: ServerSecurity, app: Router, shutdown: impl Future<Output = ()>) {
+///
+/// Boxed, so that a crate spawning it (the `raftfs` binary) calls this
+/// crate's code instead of compiling its own copy of the HTTP server
+/// (docs/architecture.md, "Build time").
+#[inline(never)]
+pub fn serve(
+    listener: HttpListener,
+    security: ServerSecurity,
+    app: Router,
+    shutdown: BoxFuture<'static, ()>,
+) -> BoxFuture<'static, ()> {
+    Box::pin(serve_unboxed(listener, security, app, shutdown))
+}
+
+async fn serve_unboxed(
+    listener: HttpListener,
+    security: ServerSecurity,
+    app: Router,
+    shutdown: BoxFuture<'static, ()>,
+) {
     let tls = security.http_tls().map(tokio_rustls::TlsAcceptor::from);
     let slots = Arc::new(Semaphore::new(MAX_HTTP_CONNECTIONS));
     let security = Arc::new(security);

@@ -76,8 +76,21 @@ pub const COMMANDS: [&str; 28] = [
 ];
 
 /// [`run`], with a progress line on `err` during copies when `progress`
-/// (the binary sets it when stderr is a terminal).
-pub async fn run_with(
+/// (the binary sets it when stderr is a terminal). Boxed, so that the
+/// `raftfs` binary calls this crate's code instead of compiling its own
+/// copy of the shell (docs/architecture.md, "Build time").
+#[inline(never)]
+pub fn run_with<'a>(
+    fs: &'a FileSystem,
+    args: &'a [String],
+    out: &'a mut dyn Write,
+    err: &'a mut dyn Write,
+    progress: bool,
+) -> futures::future::LocalBoxFuture<'a, i32> {
+    Box::pin(run_unboxed(fs, args, out, err, progress))
+}
+
+async fn run_unboxed(
     fs: &FileSystem,
     args: &[String],
     out: &mut dyn Write,

@@ -15,6 +15,7 @@
 //! [`Command::Format`] with the identity from VERSION; every member applies
 //! the same entry, so all roots are byte-identical.
 
+use futures::future::BoxFuture;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -198,7 +199,14 @@ impl Member {
     }
 
     /// Open the member's storage and start its Raft node (no RPC server).
-    pub async fn open(cfg: &MemberConfig) -> Result<Member, FsError> {
+    /// Boxed, so that a crate awaiting it (the `raftfs` binary) calls this crate's code
+    /// instead of compiling its own copy of the whole call tree (docs/architecture.md, "Build time").
+    #[inline(never)]
+    pub fn open(cfg: &MemberConfig) -> BoxFuture<'_, Result<Member, FsError>> {
+        Box::pin(Self::open_unboxed(cfg))
+    }
+
+    async fn open_unboxed(cfg: &MemberConfig) -> Result<Member, FsError> {
         let version = layout::check(
             &cfg.dir,
             layout::NODE_TYPE_METASERVER,
@@ -577,19 +585,25 @@ impl Member {
     /// state machine error. The member can then no longer vote, lead or
     /// apply: `raftfs metaserver` exits with the reason, as a NameNode
     /// whose journal failed does, and is restarted once the disk is fixed.
-    pub async fn raft_stopped(&self) -> String {
-        group::raft_stopped(&self.raft).await
+    /// Boxed, as [`Member::open`] is.
+    #[inline(never)]
+    pub fn raft_stopped(&self) -> BoxFuture<'_, String> {
+        Box::pin(group::raft_stopped(&self.raft))
     }
 
     /// Stop the background tasks (and wait until they are gone: they hold
     /// the store, which a reopen in this process must find closed) and Raft.
-    pub async fn shutdown(&self) {
-        let tasks: Vec<_> = self.tasks.lock().drain(..).collect();
-        group::stop_tasks(tasks).await;
-        self.data.writes.shutdown().await;
-        if let Err(e) = self.raft.shutdown().await {
-            tracing::warn!(error = %e, "shut down raft");
-        }
+    /// Boxed, as [`Member::open`] is.
+    #[inline(never)]
+    pub fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let tasks: Vec<_> = self.tasks.lock().drain(..).collect();
+            group::stop_tasks(tasks).await;
+            self.data.writes.shutdown().await;
+            if let Err(e) = self.raft.shutdown().await {
+                tracing::warn!(error = %e, "shut down raft");
+            }
+        })
     }
 }
 

@@ -27,6 +27,7 @@ pub mod service;
 pub mod status_pages;
 pub mod web_namespace;
 
+use futures::future::BoxFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -44,10 +45,32 @@ pub const MAX_CONCURRENT_STREAMS_PER_CONNECTION: u32 = 1024;
 
 /// Serve `member` on `listener` until `shutdown` resolves: mutual TLS with
 /// the member's certificate unless it runs `--insecure`.
-pub async fn serve(
+///
+/// Boxed, so that a crate awaiting it (the `raftfs` binary) calls this
+/// crate's code instead of compiling its own copy of the whole server
+/// (docs/architecture.md, "Build time"); only the boxing of `shutdown` is
+/// generic.
+pub fn serve(
     member: Arc<Member>,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> BoxFuture<'static, Result<(), ServeError>> {
+    serve_boxed(member, listener, Box::pin(shutdown))
+}
+
+#[inline(never)]
+fn serve_boxed(
+    member: Arc<Member>,
+    listener: tokio::net::TcpListener,
+    shutdown: BoxFuture<'static, ()>,
+) -> BoxFuture<'static, Result<(), ServeError>> {
+    Box::pin(serve_unboxed(member, listener, shutdown))
+}
+
+async fn serve_unboxed(
+    member: Arc<Member>,
+    listener: tokio::net::TcpListener,
+    shutdown: BoxFuture<'static, ()>,
 ) -> Result<(), ServeError> {
     let ns = pb::namespace_server::NamespaceServer::new(service::NamespaceService { member: member.clone() })
         .max_decoding_message_size(MAX_RPC_BYTES)

@@ -16,6 +16,7 @@ pub mod status_pages;
 pub mod token_issuer;
 pub mod web_namespace;
 
+use futures::future::BoxFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,10 +33,32 @@ use crate::group::{MountTableConfig, MountTableStateMachine};
 const PEER_STATUS_TIMEOUT_MS: u64 = 500;
 
 /// Serve `node` on `listener` until `shutdown` resolves.
-pub async fn serve(
+///
+/// Boxed, so that a crate awaiting it (the `raftfs` binary) calls this
+/// crate's code instead of compiling its own copy of the whole server
+/// (docs/architecture.md, "Build time"); only the boxing of `shutdown` is
+/// generic.
+pub fn serve(
     node: Arc<RouterNode>,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> BoxFuture<'static, Result<(), ServeError>> {
+    serve_boxed(node, listener, Box::pin(shutdown))
+}
+
+#[inline(never)]
+fn serve_boxed(
+    node: Arc<RouterNode>,
+    listener: tokio::net::TcpListener,
+    shutdown: BoxFuture<'static, ()>,
+) -> BoxFuture<'static, Result<(), ServeError>> {
+    Box::pin(serve_unboxed(node, listener, shutdown))
+}
+
+async fn serve_unboxed(
+    node: Arc<RouterNode>,
+    listener: tokio::net::TcpListener,
+    shutdown: BoxFuture<'static, ()>,
 ) -> Result<(), ServeError> {
     let admin = pb::router_admin_server::RouterAdminServer::new(service::RouterAdminService { node: node.clone() })
         .max_decoding_message_size(MAX_RPC_BYTES)

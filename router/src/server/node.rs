@@ -16,6 +16,7 @@
 //! client calls with a retryable `SafeModeException` and says why, instead
 //! of answering from a table that may be stale (RBF's router safe mode).
 
+use futures::future::BoxFuture;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,7 +96,14 @@ fn fs(e: FsError) -> RouterError {
 
 impl RouterNode {
     /// Open the router's directory and start its Raft node (no RPC server).
-    pub async fn open(cfg: &RouterConfig) -> Result<RouterNode, RouterError> {
+    /// Boxed, so that a crate awaiting it (the `raftfs` binary) calls this crate's code
+    /// instead of compiling its own copy of the whole call tree (docs/architecture.md, "Build time").
+    #[inline(never)]
+    pub fn open(cfg: &RouterConfig) -> BoxFuture<'_, Result<RouterNode, RouterError>> {
+        Box::pin(Self::open_unboxed(cfg))
+    }
+
+    async fn open_unboxed(cfg: &RouterConfig) -> Result<RouterNode, RouterError> {
         let version = layout::check(
             &cfg.dir,
             NODE_TYPE_ROUTER,
@@ -312,8 +320,10 @@ impl RouterNode {
     }
 
     /// Wait until the Raft node stops by itself, and say why.
-    pub async fn raft_stopped(&self) -> String {
-        group::raft_stopped(&self.raft).await
+    /// Boxed, as [`RouterNode::open`] is.
+    #[inline(never)]
+    pub fn raft_stopped(&self) -> BoxFuture<'_, String> {
+        Box::pin(group::raft_stopped(&self.raft))
     }
 
     /// Keep `task` with the router's background tasks (stopped at shutdown).
@@ -321,13 +331,16 @@ impl RouterNode {
         self.tasks.lock().push(task);
     }
 
-    /// Stop the background tasks and Raft.
-    pub async fn shutdown(&self) {
-        let tasks: Vec<_> = self.tasks.lock().drain(..).collect();
-        group::stop_tasks(tasks).await;
-        if let Err(e) = self.raft.shutdown().await {
-            tracing::warn!(error = %e, "shut down raft");
-        }
+    /// Stop the background tasks and Raft (boxed, as [`RouterNode::open`] is).
+    #[inline(never)]
+    pub fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let tasks: Vec<_> = self.tasks.lock().drain(..).collect();
+            group::stop_tasks(tasks).await;
+            if let Err(e) = self.raft.shutdown().await {
+                tracing::warn!(error = %e, "shut down raft");
+            }
+        })
     }
 }
 
