@@ -2,7 +2,7 @@
 //! client operation to DIR/audit.log in HDFS's hdfs-audit.log format;
 //! permission refusals are `allowed=false`; `--audit-log off` writes none.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

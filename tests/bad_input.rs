@@ -1,7 +1,7 @@
 //! Bad input gets a typed error and a clear message; nothing panics and
 //! nothing is half-applied.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! member that minted them; the short-circuit socket serves only the OS
 //! users it is told to.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;

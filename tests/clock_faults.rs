@@ -12,7 +12,7 @@
 //! real time instead (`raftfs_metaserver::log_clock`), across a failover to
 //! a member whose clock is stepped the other way too.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

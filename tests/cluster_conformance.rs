@@ -2,7 +2,7 @@
 //! a three-member nameservice of real processes, over gRPC through the SDK,
 //! per store and execution mode.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! `-safemode`, decommissioning, safe mode after a restart, and a DataNode
 //! of another cluster refused untouched.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Leases, hflush visibility, append, lease recovery (by another client
 //! and by the hard limit), and space quotas, against real processes.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //! and block boundaries; after a DataNode is lost; after everything
 //! restarts.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,7 @@
 //! live in the replicated state, so they outlive the leader that issued
 //! them; and `raftfs fetchdt` fetches, prints, renews and cancels them.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

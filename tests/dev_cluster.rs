@@ -6,7 +6,7 @@
 //! shows the cluster, its nameservices and the mount table, and when run again on the same
 //! directory it restarts with the data (and the mount table) intact.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

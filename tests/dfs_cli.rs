@@ -1,7 +1,7 @@
 //! `raftfs dfs` as a user sees it: output lines, error lines and exit
 //! status, the way `hdfs dfs` prints them.
 
-mod common;
+use crate::common;
 
 /// Drop the date and time columns of an `-ls` line (they vary).
 fn without_date(line: &str) -> String {

@@ -3,7 +3,7 @@
 //! after committing it but before replying, retried on the next leader,
 //! returns its first result and is applied once (the replicated retry table).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

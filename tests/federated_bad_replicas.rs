@@ -3,7 +3,7 @@
 //! routers it was given, which take no DataNode reports), both when the
 //! SDK routes by itself and through a router.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

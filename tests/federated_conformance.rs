@@ -21,7 +21,7 @@
 //!   directories, renames across nameservices refused). Both routings
 //!   must give the same output.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! Its leases are bounded by the election timeout, so by the time the others
 //! can elect, its lease has run out.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

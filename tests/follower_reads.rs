@@ -3,7 +3,7 @@
 //! a reader sees every write completed before its read began, whoever wrote
 //! it; and the reads really are served by followers.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -9,7 +9,7 @@
 //! itself fails; under `--insecure` the ClusterID every Raft request
 //! carries is what refuses it. Both are run.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! group grants what it grants, and `dfsadmin -refreshUserToGroupsMappings`
 //! changes both on every member at once (a malformed file changes nothing).
 
-mod common;
+use crate::common;
 
 use common::Cluster;
 use raftfs_proto::{AdminOp, FsError, Permission, SafeModeAction};

@@ -3,7 +3,7 @@
 //! catches up and becomes a voter; a member removed; the nameservice keeps
 //! every file through it, served by the members that remain.
 
-mod common;
+use crate::common;
 
 use common::Cluster;
 

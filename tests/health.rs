@@ -3,7 +3,7 @@
 //! and it campaigns again once healthy; a real free-space check against the
 //! data directory's file system; periodic snapshots by time.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! `/jmx` in Hadoop's JSON on members; who may read them under `simple`
 //! and `strong` authentication; bad queries answered as Hadoop does.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

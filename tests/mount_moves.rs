@@ -16,7 +16,7 @@
 //! * every acknowledged write is found afterwards, in exactly one
 //!   nameservice (a refused write was not run, and was routed again).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -4,7 +4,7 @@
 //! block pools accordingly, without a restart; one that was down during a
 //! removal deletes the orphaned pool when it returns.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

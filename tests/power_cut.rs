@@ -12,7 +12,7 @@
 //! The run repeats the cut, so a restarted cluster's own recovery writes are
 //! cut too.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,7 +2,7 @@
 //! members, each member's RocksDB namespace exports an identical image
 //! (inodes, dentries, counters, retry table, applied log id).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! on the same directories, and check that every op a client saw
 //! acknowledged is there and nothing is half-applied.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -16,7 +16,7 @@ const WRITERS: usize = 8;
 const LOAD_MS: u64 = 1500;
 /// Kill-all cycles per store in the suite; `RAFTFS_KILL_ALL_CYCLES=20`
 /// makes it the acceptance loop (run by hand:
-/// `RAFTFS_KILL_ALL_CYCLES=20 cargo test --test restart_safety -- --nocapture`).
+/// `RAFTFS_KILL_ALL_CYCLES=20 cargo test --test integration restart_safety:: -- --nocapture`).
 const DEFAULT_CYCLES: usize = 3;
 
 fn cycles() -> usize {

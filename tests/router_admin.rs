@@ -6,7 +6,7 @@
 //! and leave the table as it was; and the group keeps working when its
 //! leader is killed with SIGKILL.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! way a pause within the nameservices' own failover bound, never an
 //! error, and nothing acknowledged lost.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

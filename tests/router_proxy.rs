@@ -13,7 +13,7 @@
 //! authentication the router decides the user by its certificate and the
 //! nameservice takes the router's word for it (proxy users).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -23,7 +23,7 @@
 //! UUIDs become placeholders. `UPDATE_GOLDEN=1` rewrites the scripts with
 //! what ran.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! restarts from its latest snapshot plus the log tail (memory: always;
 //! RocksDB: when its database is gone).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -11,7 +11,7 @@
 //! the caller, downloads through WebHDFS, and refuses what the caller may
 //! not list.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -15,7 +15,7 @@
 //! one process and one directory) is taken out of service; its replicas are
 //! reported lost and copied from the others.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

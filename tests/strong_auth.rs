@@ -5,7 +5,7 @@
 //! non-superuser's admin command. The CLI takes its user from
 //! `RAFTFS_CREDENTIALS`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

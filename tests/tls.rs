@@ -5,7 +5,7 @@
 //! and a plaintext client cannot talk to a TLS member. Each refusal is a
 //! typed error and changes nothing. `--insecure` is run once, end to end.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

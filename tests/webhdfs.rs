@@ -4,7 +4,7 @@
 //! `StandbyException`, bad requests refused before anything changes, and
 //! `proto=webhdfs` in the audit log. Requests are sent with curl.
 
-mod common;
+use crate::common;
 
 use common::http::{request, Page};
 use common::Cluster;

@@ -5,7 +5,7 @@
 //! `tests/clients/webhdfs_clients.py`; they run from the virtual
 //! environment `scripts/setup.sh` makes (`target/python-clients`).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -6,7 +6,7 @@
 //! Under strong authentication the redirect carries a delegation token.
 //! Requests are sent with curl, as WebHDFS.md's examples do.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,8 +1,11 @@
 //! Ports for the local servers that tests and benchmarks start.
 //!
 //! Guarantees: a port handed out was free when it was handed out, lies
-//! below the kernel's ephemeral range, and is reserved for this process
-//! until it exits, against every other process that reserves ports here.
+//! below the kernel's ephemeral range, and is reserved, against every
+//! other process (and every other reservation in this one) that reserves
+//! ports here, until this process exits ([`reserve`]) or until the
+//! [`PortReservation`] is dropped ([`reserve_held`], for a process such as
+//! the one integration test binary, which starts servers test after test).
 //!
 //! Why: binding port 0 and releasing it (what this replaced) returns a port
 //! from the ephemeral range, which any outgoing connection may take as its
@@ -38,6 +41,24 @@ pub fn free_port() -> anyhow::Result<u16> {
 
 /// The first of `n` consecutive free ports, all reserved for this process.
 pub fn reserve(n: usize) -> anyhow::Result<u16> {
+    let r = reserve_held(n)?;
+    let base = r.base;
+    RESERVED.lock().unwrap_or_else(|e| e.into_inner()).extend(r.locks);
+    Ok(base)
+}
+
+/// `n` consecutive free ports, reserved until the [`PortReservation`] is
+/// dropped (for a process that starts many servers one after another, such
+/// as one test binary running every test: holding every port for the life
+/// of the process would use up the range).
+pub struct PortReservation {
+    /// The first port.
+    pub base: u16,
+    locks: Vec<std::fs::File>,
+}
+
+/// [`reserve`], held by the returned value instead of the process.
+pub fn reserve_held(n: usize) -> anyhow::Result<PortReservation> {
     let ephemeral_low = std::fs::read_to_string(EPHEMERAL_RANGE_FILE)
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
@@ -51,7 +72,6 @@ pub fn reserve(n: usize) -> anyhow::Result<u16> {
     }
     let dir = std::env::temp_dir().join("raftfs-test-ports");
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
-    let mut reserved = RESERVED.lock().unwrap_or_else(|e| e.into_inner());
     // Start where other processes are unlikely to be probing.
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -68,8 +88,7 @@ pub fn reserve(n: usize) -> anyhow::Result<u16> {
             }
         }
         if held.len() == n {
-            reserved.extend(held);
-            return Ok(base);
+            return Ok(PortReservation { base, locks: held });
         }
     }
     bail!("no {n} consecutive free ports in {MIN_PORT}..{ephemeral_low}")
@@ -108,6 +127,16 @@ mod tests {
         for p in base..base + 5 {
             assert!(seen.insert(p), "port {p} handed out twice");
         }
+    }
+
+    #[test]
+    fn a_held_reservation_is_released_when_dropped() {
+        let r = reserve_held(3).expect("a block");
+        let dir = std::env::temp_dir().join("raftfs-test-ports");
+        let base = r.base;
+        assert!(lock_if_free(&dir, base).is_none(), "port {base} is held");
+        drop(r);
+        assert!(lock_if_free(&dir, base).is_some(), "port {base} is free again");
     }
 
     #[test]

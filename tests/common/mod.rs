@@ -25,15 +25,26 @@ use raftfs_proto::DelegationToken;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_raftfs");
 
-/// `n` free ports for test servers, reserved for this process (see
-/// [`raftfs_bench::ports`]).
+thread_local! {
+    /// The ports this thread's test reserved: released when the thread
+    /// ends, that is when its test is over (every test shares one process,
+    /// which would otherwise hold every test's ports and use up the range).
+    static TEST_PORTS: std::cell::RefCell<Vec<raftfs_bench::ports::PortReservation>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `n` free ports for test servers, reserved until the calling thread (the
+/// test's) ends (see [`raftfs_bench::ports`]).
 pub fn free_ports(n: usize) -> Vec<u16> {
     (0..n).map(|_| reserve_ports(1)).collect()
 }
 
 /// The first of `n` consecutive reserved ports (for `raftfs dev --port-base`).
 pub fn reserve_ports(n: usize) -> u16 {
-    raftfs_bench::ports::reserve(n).expect("reserve test ports")
+    let r = raftfs_bench::ports::reserve_held(n).expect("reserve test ports");
+    let base = r.base;
+    TEST_PORTS.with(|held| held.borrow_mut().push(r));
+    base
 }
 
 pub struct Cluster {
