@@ -14,7 +14,7 @@ use raftfs_metaserver::blocks::BlockManagerConfig;
 use raftfs_metaserver::exec::ExecMode;
 use raftfs_metaserver::server::health::HealthConfig;
 use raftfs_metaserver::server::{self, layout, Member, MemberConfig, RaftTimings, StoreKind};
-use raftfs_trust::{BlockTokenTimes, DelegationTokenTimes, PeerRole};
+use raftfs_trust::{BlockTokenTimes, PeerRole};
 
 /// The audit log's file in a member's directory, unless `--audit-log` names another.
 pub const AUDIT_LOG_FILE: &str = "audit.log";
@@ -252,13 +252,11 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         },
     };
     blocks.block_tokens.check().map_err(anyhow::Error::msg)?;
-    let dd = DelegationTokenTimes::default();
-    let delegation = DelegationTokenTimes {
-        key_update_interval_ms: a.delegation_key_update_interval_ms.unwrap_or(dd.key_update_interval_ms),
-        max_lifetime_ms: a.delegation_token_max_lifetime_ms.unwrap_or(dd.max_lifetime_ms),
-        renew_interval_ms: a.delegation_token_renew_interval_ms.unwrap_or(dd.renew_interval_ms),
-    };
-    delegation.check().map_err(anyhow::Error::msg)?;
+    let delegation = crate::cli_node::delegation_times(
+        a.delegation_key_update_interval_ms,
+        a.delegation_token_max_lifetime_ms,
+        a.delegation_token_renew_interval_ms,
+    )?;
     let version =
         layout::check(&dir, layout::NODE_TYPE_METASERVER, id, a.cluster_id.as_deref()).map_err(anyhow::Error::msg)?;
     // Once the arguments and the directory are known good (their errors

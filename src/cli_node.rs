@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context};
 use raftfs_raft::layout::VersionFile;
-use raftfs_trust::{ClientAuth, NodeCredentials, NodeSecurity, PeerRole, ServerSecurity};
+use raftfs_trust::{ClientAuth, DelegationTokenTimes, NodeCredentials, NodeSecurity, PeerRole, ServerSecurity};
 use raftfs_web::HttpListener;
 
 /// `listen`, else this node's address in VERSION.
@@ -93,4 +93,21 @@ pub fn serve_http(listener: Option<HttpListener>, security: ServerSecurity, page
         pages,
         Box::pin(std::future::pending()),
     ));
+}
+
+/// The delegation token times the `--delegation-*` flags give (each
+/// defaulting to HDFS's), checked.
+pub fn delegation_times(
+    key_update_interval_ms: Option<u64>,
+    max_lifetime_ms: Option<u64>,
+    renew_interval_ms: Option<u64>,
+) -> anyhow::Result<DelegationTokenTimes> {
+    let d = DelegationTokenTimes::default();
+    let times = DelegationTokenTimes {
+        key_update_interval_ms: key_update_interval_ms.unwrap_or(d.key_update_interval_ms),
+        max_lifetime_ms: max_lifetime_ms.unwrap_or(d.max_lifetime_ms),
+        renew_interval_ms: renew_interval_ms.unwrap_or(d.renew_interval_ms),
+    };
+    times.check().map_err(anyhow::Error::msg)?;
+    Ok(times)
 }

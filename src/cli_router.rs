@@ -12,7 +12,7 @@ use raftfs_raft::health::HealthConfig;
 use raftfs_raft::layout::{self, VersionFile, LAYOUT_VERSION, NODE_TYPE_ROUTER};
 use raftfs_raft::{RaftTimings, MOUNT_TABLE_GROUP_ID};
 use raftfs_router::server::{self, RouterConfig, RouterNode};
-use raftfs_trust::{DelegationTokenTimes, PeerRole};
+use raftfs_trust::PeerRole;
 
 /// The name of the routers' Raft group (openraft's cluster name).
 const ROUTER_GROUP_NAME: &str = "routers";
@@ -191,13 +191,11 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listen on {listen}"))?;
     let http = crate::cli_node::bind_http(a.http_addr).await?;
-    let dd = DelegationTokenTimes::default();
-    let delegation = DelegationTokenTimes {
-        key_update_interval_ms: a.delegation_key_update_interval_ms.unwrap_or(dd.key_update_interval_ms),
-        max_lifetime_ms: a.delegation_token_max_lifetime_ms.unwrap_or(dd.max_lifetime_ms),
-        renew_interval_ms: a.delegation_token_renew_interval_ms.unwrap_or(dd.renew_interval_ms),
-    };
-    delegation.check().map_err(anyhow::Error::msg)?;
+    let delegation = crate::cli_node::delegation_times(
+        a.delegation_key_update_interval_ms,
+        a.delegation_token_max_lifetime_ms,
+        a.delegation_token_renew_interval_ms,
+    )?;
     let cfg = RouterConfig {
         dir,
         router_id: id,

@@ -291,10 +291,10 @@ async fn a_dead_nameservice_does_not_block_the_other_and_safe_mode_refuses_calls
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn strong_authentication_holds_through_a_router() {
-    let ns1 = Cluster::start_with(1, "memory", &["--auth", "strong"]);
-    let mut routers = Routers::start_with(&ns1, 1, &["--auth", "strong"]);
+/// `n` routers under `--auth strong` in front of `ns1` (mounted at /user),
+/// and the superuser's certificate client with /user/alice made alice's.
+async fn strong_routers(ns1: &Cluster, n: usize) -> (Routers, raftfs_client::FileSystem) {
+    let mut routers = Routers::start_with(ns1, n, &["--auth", "strong"]);
     routers.admin_credentials = Some(ns1.user_credentials("hdfs"));
     routers.admin_ok(&["-addNameservice", "ns1", &ns1.fs_uri()]);
     routers.admin_ok(&["-add", "/user", "ns1", "/user"]);
@@ -302,6 +302,13 @@ async fn strong_authentication_holds_through_a_router() {
     let hdfs = ns1.certificate_client("hdfs");
     hdfs.mkdirs("/user/alice", None).await.unwrap();
     hdfs.set_owner("/user/alice", Some("alice"), None).await.unwrap();
+    (routers, hdfs)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strong_authentication_holds_through_a_router() {
+    let ns1 = Cluster::start_with(1, "memory", &["--auth", "strong"]);
+    let (routers, hdfs) = strong_routers(&ns1, 1).await;
 
     for routing in [Routing::ViaRouter, Routing::Direct] {
         let via = |user: &str, tls: ClientTls| {
@@ -397,14 +404,7 @@ async fn a_nameservice_refuses_routed_calls_for_paths_it_does_not_own() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn routers_issue_delegation_tokens_for_the_federated_namespace() {
     let ns1 = Cluster::start_with(1, "memory", &["--auth", "strong"]);
-    let mut routers = Routers::start_with(&ns1, 2, &["--auth", "strong"]);
-    routers.admin_credentials = Some(ns1.user_credentials("hdfs"));
-    routers.admin_ok(&["-addNameservice", "ns1", &ns1.fs_uri()]);
-    routers.admin_ok(&["-add", "/user", "ns1", "/user"]);
-    routers.wait_version(routers.version().await).await;
-    let hdfs = ns1.certificate_client("hdfs");
-    hdfs.mkdirs("/user/alice", None).await.unwrap();
-    hdfs.set_owner("/user/alice", Some("alice"), None).await.unwrap();
+    let (routers, hdfs) = strong_routers(&ns1, 2).await;
 
     let connect = |uri: &str, user: &str, tls: ClientTls, token: Option<&raftfs_proto::DelegationToken>, routing| {
         let opts = ClientOptions {

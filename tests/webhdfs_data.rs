@@ -328,16 +328,17 @@ async fn webhdfs_moves_file_data_through_datanodes() {
     assert_eq!(refused(&status_op).0, 400);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn under_strong_authentication_a_redirect_carries_a_delegation_token() {
-    let mut c = Cluster::start_with(1, "memory", &["--auth", "strong"]);
-    let hdfs = c.certificate_client("hdfs");
+/// Wait (up to 60 s) until the nameservice answers `hdfs`.
+async fn wait_serving(hdfs: &raftfs_client::FileSystem) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while let Err(e) = hdfs.get_file_status("/").await {
         assert!(std::time::Instant::now() < deadline, "never ready: {e}");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    c.start_datanodes(1, &["--auth", "strong"]);
+}
+
+/// Wait (up to 60 s) until a live DataNode has registered its HTTP address.
+async fn wait_datanode_http(hdfs: &raftfs_client::FileSystem) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         use raftfs_proto::{AdminOp, AdminResult};
@@ -352,6 +353,15 @@ async fn under_strong_authentication_a_redirect_carries_a_delegation_token() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_strong_authentication_a_redirect_carries_a_delegation_token() {
+    let mut c = Cluster::start_with(1, "memory", &["--auth", "strong"]);
+    let hdfs = c.certificate_client("hdfs");
+    wait_serving(&hdfs).await;
+    c.start_datanodes(1, &["--auth", "strong"]);
+    wait_datanode_http(&hdfs).await;
     hdfs.mkdirs("/user/alice", None).await.unwrap();
     hdfs.set_owner("/user/alice", Some("alice"), None).await.unwrap();
     let alice = c.user_credentials("alice");
@@ -566,31 +576,14 @@ async fn webhdfs_concat_moves_blocks_and_copies_no_byte() {
 async fn through_a_router_under_strong_authentication_a_redirect_carries_a_routers_token() {
     let mut c = Cluster::start_with(1, "memory", &["--auth", "strong"]);
     let hdfs = c.certificate_client("hdfs");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while let Err(e) = hdfs.get_file_status("/").await {
-        assert!(std::time::Instant::now() < deadline, "never ready: {e}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    wait_serving(&hdfs).await;
     let mut routers = common::routers::Routers::start_with(&c, 1, &["--auth", "strong"]);
     routers.admin_credentials = Some(c.user_credentials("hdfs"));
     routers.admin_ok(&["-addNameservice", "ns1", &c.fs_uri()]);
     routers.admin_ok(&["-add", "/home", "ns1", "/user"]);
     routers.wait_version(routers.version().await).await;
     c.start_datanodes(1, &["--auth", "strong", "--router", &routers.uri(None)]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        use raftfs_proto::{AdminOp, AdminResult};
-        if let Ok(AdminResult::Datanodes(d)) = hdfs.admin(AdminOp::DatanodeReport).await {
-            if d.iter().any(|n| n.live && !n.http_addr.is_empty()) {
-                break;
-            }
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no DataNode registered its HTTP address"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    wait_datanode_http(&hdfs).await;
     hdfs.mkdirs("/user/alice", None).await.unwrap();
     hdfs.set_owner("/user/alice", Some("alice"), None).await.unwrap();
     let alice = c.user_credentials("alice");
