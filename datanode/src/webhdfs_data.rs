@@ -40,7 +40,7 @@ use raftfs_proto::FsError;
 use raftfs_trust::ClientAuth;
 use raftfs_web::axum::body::{Body, Bytes};
 use raftfs_web::axum::extract::{Path, RawQuery, State};
-use raftfs_web::axum::http::{header, Method, StatusCode};
+use raftfs_web::axum::http::{header, HeaderMap, Method, StatusCode};
 use raftfs_web::axum::response::{IntoResponse, Response};
 use raftfs_web::axum::routing::any;
 use raftfs_web::axum::{Extension, Json, Router};
@@ -55,6 +55,11 @@ use crate::node::Node;
 pub const OPEN_CHUNK_BYTES: usize = 1024 * 1024;
 /// CREATE and APPEND give up on a request body that sends nothing this long.
 pub const BODY_IDLE_TIMEOUT_MS: u64 = 60_000;
+/// A refused request's body is read and dropped up to this many bytes
+/// before the answer, so the connection is not reset under the answer.
+pub const DRAIN_ON_ERROR_MAX_BYTES: usize = 1024 * 1024;
+/// ... and for no longer than this.
+pub const DRAIN_ON_ERROR_TIMEOUT_MS: u64 = 2_000;
 /// After a failed upload, ask for the file's lease recovery this many times
 /// (until the nameservice says it is closed).
 pub const MAX_RECOVER_LEASE_ATTEMPTS: u32 = 30;
@@ -86,14 +91,47 @@ async fn at_path(
     State(e): State<Arc<DataEndpoint>>,
     Extension(caller): Extension<HttpCaller>,
     method: Method,
+    headers: HeaderMap,
     Path(path): Path<String>,
     RawQuery(query): RawQuery,
     body: Body,
 ) -> Response {
     let path = format!("/{}", path.trim_end_matches('/'));
-    match run(&e, &caller, &method, &path, query.as_deref().unwrap_or(""), body).await {
+    let mut body = Some(body);
+    match run(&e, &caller, &method, &path, query.as_deref().unwrap_or(""), &mut body).await {
         Ok(r) => r,
-        Err(x) => x.into_response(),
+        Err(x) => {
+            if let Some(unread) = body.filter(|_| !expects_continue(&headers)) {
+                drain(unread).await;
+            }
+            x.into_response()
+        }
+    }
+}
+
+/// Whether the client waits for `100 Continue` before it sends its body
+/// (then an answer sent without reading the body is all it needs).
+fn expects_continue(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::EXPECT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"))
+}
+
+/// Read and drop a refused request's body, up to [`DRAIN_ON_ERROR_MAX_BYTES`]
+/// and [`DRAIN_ON_ERROR_TIMEOUT_MS`]. A server that answers and closes
+/// while body bytes are still arriving makes the kernel reset the
+/// connection, and the client may lose the answer it was sent; a larger
+/// or slower body is cut off that way all the same.
+async fn drain(body: Body) {
+    let mut stream = body.into_data_stream();
+    let mut read = 0usize;
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(DRAIN_ON_ERROR_TIMEOUT_MS);
+    while read <= DRAIN_ON_ERROR_MAX_BYTES {
+        match tokio::time::timeout_at(deadline, stream.next()).await {
+            Ok(Some(Ok(chunk))) => read += chunk.len(),
+            _ => return,
+        }
     }
 }
 
@@ -107,7 +145,7 @@ async fn run(
     method: &Method,
     path: &str,
     query: &str,
-    body: Body,
+    body: &mut Option<Body>,
 ) -> Result<Response, RemoteException> {
     let params = Params::parse(query)?;
     if e.auth == ClientAuth::Strong && params.get("delegation").is_none() {
@@ -151,13 +189,17 @@ async fn run(
                 )
                 .await
                 .map_err(fs_error)?;
-            write_body(writer, body).await.inspect_err(|_| recover(&fs, path))?;
+            write_body(writer, body.take().expect("the body is read once"))
+                .await
+                .inspect_err(|_| recover(&fs, path))?;
             let location = format!("raftfs://{namenode}{}", encode_path(path));
             Ok((StatusCode::CREATED, [(header::LOCATION, location)]).into_response())
         }
         WebHdfsOp::Append => {
             let writer = fs.append(path).await.map_err(fs_error)?;
-            write_body(writer, body).await.inspect_err(|_| recover(&fs, path))?;
+            write_body(writer, body.take().expect("the body is read once"))
+                .await
+                .inspect_err(|_| recover(&fs, path))?;
             Ok(StatusCode::OK.into_response())
         }
         WebHdfsOp::GetFileChecksum => {

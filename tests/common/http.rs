@@ -92,6 +92,8 @@ pub struct Transfer {
     /// The last `Location` header (a redirect's target, CREATE's file).
     pub location: Option<String>,
     pub body: Vec<u8>,
+    /// What curl said on stderr (why a status is 0).
+    pub curl_error: String,
 }
 
 /// `METHOD URL` with curl, trusting `ca` (plain HTTP when `None`) and
@@ -136,5 +138,6 @@ pub fn transfer(
         status: String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0),
         location,
         body: std::fs::read(&body).unwrap_or_default(),
+        curl_error: String::from_utf8_lossy(&out.stderr).trim().to_string(),
     }
 }
