@@ -39,11 +39,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 # The WebHDFS client tests (tests/webhdfs_clients.rs) drive real Python
-# clients, HdfsCLI and fsspec, from PyPI, in a virtual environment of their
-# own under target/ (made once; remade if a client is missing).
+# clients, HdfsCLI and fsspec, and the Hadoop RPC test
+# (tests/hadoop_clients.rs) drives hdfs-native, all from PyPI, in a virtual
+# environment of their own under target/ (made once; remade if a client is
+# missing).
 PY_CLIENTS=target/python-clients
-PY_CLIENT_PACKAGES="hdfs==2.7.3 fsspec==2026.9.0 requests==2.34.2"
-if ! "$PY_CLIENTS/bin/python" -c "import hdfs, fsspec, requests" >/dev/null 2>&1; then
+PY_CLIENT_PACKAGES="hdfs==2.7.3 fsspec==2026.9.0 requests==2.34.2 hdfs-native==0.14.7"
+if ! "$PY_CLIENTS/bin/python" -c "import hdfs, fsspec, requests, hdfs_native" >/dev/null 2>&1; then
   echo "setup: making $PY_CLIENTS with HdfsCLI and fsspec (the WebHDFS client tests use them)" >&2
   if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" >/dev/null 2>&1; then
     SUDO=""

@@ -16,8 +16,10 @@
 //! router r on port-base + 90 + r, DataNode j on port-base + 100 + j; each
 //! serves its HTTP pages (`/metrics`; the status pages, `/jmx` and WebHDFS
 //! on members; the status pages and WebHDFS on routers; WebHDFS's data
-//! side on DataNodes) on its port
-//! + 200 (so the cluster's ports stay within port-base .. port-base + 350).
+//! side on DataNodes) on its port plus 200 (so up to port-base + 350), and
+//! each member serves Hadoop RPC on its port plus 360 (so the cluster's
+//! ports stay within port-base .. port-base + 450). A Hadoop client configuration naming every member
+//! is written to `DIR/hadoop-conf` (see `cli_dev_hadoop_conf`).
 //!
 //! Credentials: the cluster's CA lives in `DIR/ca`; each member's
 //! certificate in its directory's `tls/`, each DataNode's (`dn<j>`) in
@@ -34,6 +36,7 @@ use clap::Args;
 
 use raftfs_metaserver::server::layout;
 
+use crate::cli_dev_hadoop_conf::HadoopNameservice;
 use crate::cli_dev_routers::{
     format_routers, router_addr, router_dir, router_log, router_pid_file, set_up_federation, MAX_DEV_ROUTERS,
 };
@@ -57,6 +60,9 @@ const MAX_DEV_DATANODES: u64 = 50;
 /// Each process serves its HTTP pages on its port plus this (past every
 /// RPC port: DataNodes end at port-base + 100 + [`MAX_DEV_DATANODES`]).
 pub const HTTP_PORT_OFFSET: u64 = 200;
+/// Each member serves Hadoop RPC on its port plus this (past every HTTP
+/// port; members end at port-base + 10 * [`MAX_DEV_NAMESERVICES`]).
+pub const HADOOP_RPC_PORT_OFFSET: u64 = 360;
 /// Port offset of the DataNodes from --port-base.
 const DATANODE_PORT_OFFSET: u64 = 100;
 /// How long to wait for the nameservices to answer before giving up.
@@ -69,7 +75,7 @@ pub struct DevArgs {
     /// Where the cluster keeps its data, pids and logs.
     #[arg(long, default_value = "./dev-data")]
     pub dir: PathBuf,
-    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (status pages, /metrics, /jmx, WebHDFS) on its port + 200.
+    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (status pages, /metrics, /jmx, WebHDFS) on its port + 200, and each member Hadoop RPC on its port + 360.
     #[arg(long = "port-base", default_value_t = 9000)]
     pub port_base: u16,
     /// Members of each nameservice (3 or 5 keep a majority through failures).
@@ -236,11 +242,20 @@ struct Started {
 /// The HTTP address of the process listening on `addr` (HOST:PORT): the
 /// same host, the port + [`HTTP_PORT_OFFSET`].
 fn http_addr(addr: &str) -> anyhow::Result<String> {
+    offset_addr(addr, HTTP_PORT_OFFSET)
+}
+
+/// A member's Hadoop RPC address: its port plus [`HADOOP_RPC_PORT_OFFSET`].
+fn hadoop_rpc_addr(addr: &str) -> anyhow::Result<String> {
+    offset_addr(addr, HADOOP_RPC_PORT_OFFSET)
+}
+
+fn offset_addr(addr: &str, offset: u64) -> anyhow::Result<String> {
     let (host, port) = addr
         .rsplit_once(':')
         .and_then(|(h, p)| Some((h, p.parse::<u64>().ok()?)))
         .with_context(|| format!("{addr:?} is not HOST:PORT"))?;
-    Ok(format!("{host}:{}", port + HTTP_PORT_OFFSET))
+    Ok(format!("{host}:{}", port + offset))
 }
 
 fn spawn(exe: &Path, args: &[String], log_path: &Path, pid_file: &Path, name: &str) -> anyhow::Result<Started> {
@@ -286,7 +301,9 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     if a.exec != "leader" && a.exec != "apply" {
         bail!("--exec must be leader or apply, not {:?}", a.exec);
     }
-    if a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes + HTTP_PORT_OFFSET > u16::MAX as u64 {
+    let last_port = (a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes + HTTP_PORT_OFFSET)
+        .max(a.port_base as u64 + 10 * a.nameservices + HADOOP_RPC_PORT_OFFSET);
+    if last_port > u16::MAX as u64 {
         bail!("--port-base {} leaves no room for the cluster's ports", a.port_base);
     }
     let port = |k: u64, i: u64| a.port_base as u64 + 10 * (k - 1) + i;
@@ -376,12 +393,14 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             }
             let http = http_addr(addr)?;
             args.extend(["--http-addr".into(), http.clone()]);
+            let hadoop = hadoop_rpc_addr(addr)?;
+            args.extend(["--hadoop-rpc-addr".into(), hadoop.clone()]);
             args.extend(extra_ms.iter().cloned());
             let log = a.dir.join(ns_name(k)).join(format!("m{i}.log"));
             let name = format!("member {i} of {}", ns_name(k));
             let st = spawn(&exe, &args, &log, &member_pid_file(&a.dir, k, *i), &name)?;
             say!(
-                "  {name}: pid {}, listening on {addr}, status pages {scheme}://{http}/ (and /metrics, /jmx), log {}",
+                "  {name}: pid {}, listening on {addr}, status pages {scheme}://{http}/ (and /metrics, /jmx), Hadoop RPC on {hadoop}, log {}",
                 st.pid,
                 log.display()
             );
@@ -502,6 +521,26 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         );
     }
     say!("Metrics and beans: {curl}/metrics (or /jmx)");
+    let hadoop_members: Vec<BTreeMap<u64, String>> = all_members
+        .iter()
+        .map(|m| {
+            m.iter()
+                .map(|(i, a)| Ok((*i, hadoop_rpc_addr(a)?)))
+                .collect::<anyhow::Result<_>>()
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let hadoop_nameservices: Vec<HadoopNameservice<'_>> = (1..)
+        .zip(&hadoop_members)
+        .map(|(k, members)| HadoopNameservice {
+            name: ns_name(k),
+            members,
+        })
+        .collect();
+    let hadoop_conf = crate::cli_dev_hadoop_conf::write(&a.dir, &hadoop_nameservices)?;
+    say!(
+        "Hadoop clients (hadoop fs, hdfs-native; each member serves Hadoop RPC, the leader answers): hdfs://ns1/ with"
+    );
+    say!("  export HADOOP_CONF_DIR={}", hadoop_conf.display());
     say!("WebHDFS (the leader of ns1 answers; the others say StandbyException): {curl}'/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs'");
     say!("  reads and writes are redirected to a DataNode: curl -L ...'/webhdfs/v1/FILE?op=OPEN&user.name=hdfs'");
     if a.detach {

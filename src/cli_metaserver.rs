@@ -140,6 +140,15 @@ pub struct MetaserverArgs {
     /// Default: no HTTP pages.
     #[arg(long = "http-addr")]
     pub http_addr: Option<SocketAddr>,
+    /// Serve Hadoop's own RPC (ClientNamenodeProtocol, IPC version 9)
+    /// here, so Hadoop clients (`hadoop fs`, hdfs-native) reach this
+    /// member as a NameNode (HDFS's dfs.namenode.rpc-address). Plaintext
+    /// TCP, as Hadoop IPC is; under --auth simple the user a connection
+    /// names is trusted, under --auth strong every connection is refused
+    /// (Hadoop's TOKEN and KERBEROS authentication are not served yet).
+    /// Default: not served.
+    #[arg(long = "hadoop-rpc-addr")]
+    pub hadoop_rpc_addr: Option<SocketAddr>,
 }
 
 impl MetaserverArgs {
@@ -189,6 +198,7 @@ impl MetaserverArgs {
                 .or(f.delegation_token_renew_interval_ms),
             audit_log: self.audit_log.or(f.audit_log),
             http_addr: self.http_addr.or(f.http_addr),
+            hadoop_rpc_addr: self.hadoop_rpc_addr.or(f.hadoop_rpc_addr),
         })
     }
 }
@@ -270,6 +280,14 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listen on {listen}"))?;
     let http = cli_node::bind_http(a.http_addr).await?;
+    let hadoop_rpc = match a.hadoop_rpc_addr {
+        None => None,
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("listen for Hadoop RPC on {addr} (--hadoop-rpc-addr)"))?,
+        ),
+    };
     let cfg = MemberConfig {
         dir: dir.clone(),
         member_id: id,
@@ -300,6 +318,20 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         member.security.server.clone(),
         raftfs_metaserver::server::http_pages::http_pages(member.clone()),
     );
+    if let Some(l) = hadoop_rpc {
+        if let Ok(addr) = l.local_addr() {
+            tracing::info!(%addr, "serving Hadoop RPC (ClientNamenodeProtocol)");
+        }
+        let ns = Arc::new(raftfs_metaserver::server::hadoop_namespace::MemberHadoopNamespace::new(
+            member.clone(),
+        ));
+        tokio::spawn(raftfs_hadoop::serve(
+            l,
+            ns,
+            client_auth,
+            Box::pin(std::future::pending()),
+        ));
+    }
     let serving = server::serve(member.clone(), listener, shutdown_signal());
     tokio::select! {
         served = serving => {

@@ -35,6 +35,7 @@ mod follower_reads;
 mod foreign_cluster;
 mod groups;
 mod ha_admin;
+mod hadoop_clients;
 mod health;
 mod http_pages;
 mod mount_moves;

@@ -8,10 +8,7 @@ use crate::tls::ClientTls;
 
 /// Client-side umask applied to new files and directories (Hadoop's default 022).
 pub const DEFAULT_UMASK: u16 = 0o022;
-/// Default replication of new files (HDFS `dfs.replication`).
-pub const DEFAULT_REPLICATION: u16 = 3;
-/// Default block size of new files, bytes (HDFS `dfs.blocksize`).
-pub const DEFAULT_BLOCK_SIZE_BYTES: u64 = 128 * 1024 * 1024;
+pub use raftfs_proto::limits::{DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 
 #[derive(Debug, Clone)]
 pub struct ClientOptions {

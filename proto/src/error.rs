@@ -174,6 +174,11 @@ impl FsError {
         }
     }
 
+    /// The Java class Hadoop's clients know this error by.
+    pub fn java_class_name(&self) -> &'static str {
+        java_class_of(self.exception_name())
+    }
+
     /// The HTTP status WebHDFS answers this error with.
     pub fn http_status(&self) -> u16 {
         match self {
@@ -196,6 +201,37 @@ impl FsError {
             FsError::CrossNameservice(_) => 403,
             FsError::NotOwned { .. } => 503,
         }
+    }
+}
+
+/// The Java class of each exception raftfs answers with, by its simple
+/// name (as [`FsError::exception_name`] gives it); `java.io.IOException`
+/// for any other.
+pub fn java_class_of(exception: &str) -> &'static str {
+    match exception {
+        "FileNotFoundException" => "java.io.FileNotFoundException",
+        "FileAlreadyExistsException" => "org.apache.hadoop.fs.FileAlreadyExistsException",
+        "ParentNotDirectoryException" => "org.apache.hadoop.fs.ParentNotDirectoryException",
+        "PathIsNotEmptyDirectoryException" => "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException",
+        "AccessControlException" => "org.apache.hadoop.security.AccessControlException",
+        "NSQuotaExceededException" => "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException",
+        "DSQuotaExceededException" => "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException",
+        "InvalidPathException" => "org.apache.hadoop.fs.InvalidPathException",
+        "IllegalArgumentException" => "java.lang.IllegalArgumentException",
+        "AlreadyBeingCreatedException" => "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException",
+        "LeaseExpiredException" => "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException",
+        "StandbyException" => "org.apache.hadoop.ipc.StandbyException",
+        "SafeModeException" => "org.apache.hadoop.hdfs.server.namenode.SafeModeException",
+        "RetriableException" => "org.apache.hadoop.ipc.RetriableException",
+        "SocketTimeoutException" => "java.net.SocketTimeoutException",
+        "UnsupportedOperationException" => "java.lang.UnsupportedOperationException",
+        "NotReplicatedYetException" => "org.apache.hadoop.hdfs.server.namenode.NotReplicatedYetException",
+        "RecoveryInProgressException" => "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException",
+        "ChecksumException" => "org.apache.hadoop.fs.ChecksumException",
+        "BlockMissingException" => "org.apache.hadoop.hdfs.BlockMissingException",
+        "InvalidBlockTokenException" => "org.apache.hadoop.hdfs.security.token.block.InvalidBlockTokenException",
+        "NoLocationException" => "org.apache.hadoop.hdfs.server.federation.router.NoLocationException",
+        _ => "java.io.IOException",
     }
 }
 

@@ -27,7 +27,7 @@ pub use blocks::{
     AdminState, Block, DatanodeId, DatanodeInfo, ExtendedBlock, IncrementalReport, LocatedBlock, LocatedBlocks,
     ReplicaState, ReportedReplica,
 };
-pub use error::{FsError, LeaderHint};
+pub use error::{java_class_of, FsError, LeaderHint};
 pub use ops::{CallCtx, Op, OpResult, QuotaSetting};
 pub use token::{
     AccessMode, AccessModes, BlockKey, BlockToken, BlockTokenCarrier, BlockTokenIdentifier, DelegationKey,

@@ -33,3 +33,9 @@ pub const MAX_BLOCK_SIZE_BYTES: u64 = 1 << 40;
 pub const BYTES_PER_CHECKSUM: u64 = 512;
 /// Longest member address (`HOST:PORT`), in bytes.
 pub const MAX_MEMBER_ADDR_LEN_BYTES: usize = 300;
+
+/// Default replication of new files (HDFS `dfs.replication`): the SDK's,
+/// and what a member tells Hadoop clients (`getServerDefaults`).
+pub const DEFAULT_REPLICATION: u16 = 3;
+/// Default block size of new files, bytes (HDFS `dfs.blocksize`).
+pub const DEFAULT_BLOCK_SIZE_BYTES: u64 = 128 * 1024 * 1024;

@@ -60,35 +60,6 @@ impl RemoteException {
     }
 }
 
-/// The Java class of each exception raftfs answers with.
-fn java_class(exception: &'static str) -> &'static str {
-    match exception {
-        "FileNotFoundException" => "java.io.FileNotFoundException",
-        "FileAlreadyExistsException" => "org.apache.hadoop.fs.FileAlreadyExistsException",
-        "ParentNotDirectoryException" => "org.apache.hadoop.fs.ParentNotDirectoryException",
-        "PathIsNotEmptyDirectoryException" => "org.apache.hadoop.fs.PathIsNotEmptyDirectoryException",
-        "AccessControlException" => "org.apache.hadoop.security.AccessControlException",
-        "NSQuotaExceededException" => "org.apache.hadoop.hdfs.protocol.NSQuotaExceededException",
-        "DSQuotaExceededException" => "org.apache.hadoop.hdfs.protocol.DSQuotaExceededException",
-        "InvalidPathException" => "org.apache.hadoop.fs.InvalidPathException",
-        "IllegalArgumentException" => "java.lang.IllegalArgumentException",
-        "AlreadyBeingCreatedException" => "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException",
-        "LeaseExpiredException" => "org.apache.hadoop.hdfs.server.namenode.LeaseExpiredException",
-        "StandbyException" => "org.apache.hadoop.ipc.StandbyException",
-        "SafeModeException" => "org.apache.hadoop.hdfs.server.namenode.SafeModeException",
-        "RetriableException" => "org.apache.hadoop.ipc.RetriableException",
-        "SocketTimeoutException" => "java.net.SocketTimeoutException",
-        "UnsupportedOperationException" => "java.lang.UnsupportedOperationException",
-        "NotReplicatedYetException" => "org.apache.hadoop.hdfs.server.namenode.NotReplicatedYetException",
-        "RecoveryInProgressException" => "org.apache.hadoop.hdfs.protocol.RecoveryInProgressException",
-        "ChecksumException" => "org.apache.hadoop.fs.ChecksumException",
-        "BlockMissingException" => "org.apache.hadoop.hdfs.BlockMissingException",
-        "InvalidBlockTokenException" => "org.apache.hadoop.hdfs.security.token.block.InvalidBlockTokenException",
-        "NoLocationException" => "org.apache.hadoop.hdfs.server.federation.router.NoLocationException",
-        _ => "java.io.IOException",
-    }
-}
-
 /// A namespace error as HDFS's WebHDFS answers it (`ExceptionHandler`):
 /// 404 for a missing file, 400 for bad arguments and unsupported ops, 500
 /// for a server bug, 403 for every other `IOException` (a permission
@@ -106,7 +77,7 @@ impl From<&raftfs_proto::FsError> for RemoteException {
         RemoteException {
             status,
             exception,
-            java_class_name: java_class(exception),
+            java_class_name: raftfs_proto::java_class_of(exception),
             message: e.to_string(),
         }
     }

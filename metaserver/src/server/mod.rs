@@ -12,6 +12,7 @@ pub mod datanode_service;
 mod delegation_keeper;
 pub mod failpoint;
 pub mod groups;
+pub mod hadoop_namespace;
 pub mod http_pages;
 /// A member's health checks live in the Raft glue (routers have them too).
 pub use raftfs_raft::health;

@@ -1,0 +1,496 @@
+//! ClientNamenodeProtocol: each method's request decoded, run as a
+//! namespace [`Op`], and its answer encoded as Hadoop's message.
+//!
+//! Methods for features raftfs does not have (ACLs, extended attributes,
+//! snapshots, erasure coding, storage policies, encryption zones) answer
+//! as HDFS does with the feature switched off: the exception HDFS throws
+//! then, or the empty answer it gives (no erasure-coding policy, no
+//! encryption zone, no data encryption key). A method ClientProtocol does
+//! not have answers `RpcNoSuchMethodException`.
+//!
+//! Caveat (this slice): the block calls of the write and read path
+//! (addBlock, getBlockLocations, ...) answer `UnsupportedOperationException`
+//! until the DataNodes speak DataTransferProtocol; listings asked for with
+//! locations come without them.
+
+use prost::Message;
+use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
+
+use crate::ids;
+use crate::namespace::{HaState, HadoopNamespace, IpcCaller};
+use crate::remote_error::RemoteError;
+use crate::status;
+use crate::wire::hdfs::{self, FsServerDefaults, CHECKSUM_CRC32C, HA_ACTIVE, HA_STANDBY};
+use crate::wire::namenode::*;
+
+/// The protocol the server serves.
+pub const CLIENT_PROTOCOL: &str = "org.apache.hadoop.hdfs.protocol.ClientProtocol";
+/// Entries in one page of getListing (HDFS's `dfs.ls.limit`).
+pub const LISTING_PAGE_ENTRIES: u32 = 1000;
+/// `CreateFlagProto::OVERWRITE`.
+const CREATE_FLAG_OVERWRITE: u32 = 0x02;
+/// `CreateFlagProto::APPEND`.
+const CREATE_FLAG_APPEND: u32 = 0x04;
+/// Hadoop's `QUOTA_DONT_SET` (Long.MAX_VALUE) and `QUOTA_RESET` (-1).
+const QUOTA_DONT_SET: u64 = i64::MAX as u64;
+const QUOTA_RESET: u64 = u64::MAX;
+/// Bytes per checksum chunk, as raftfs stores blocks.
+const WRITE_PACKET_BYTES: u32 = 64 * 1024;
+const FILE_BUFFER_BYTES: u32 = 4096;
+
+/// Why a call got no answer message.
+#[derive(Debug)]
+pub enum Refusal {
+    /// Answered with an exception; the connection goes on.
+    Remote(RemoteError),
+    /// The request message does not decode: answered with
+    /// `RpcServerException` (`ERROR_RPC_SERVER`); the connection goes on.
+    Undecodable(String),
+}
+
+impl From<RemoteError> for Refusal {
+    fn from(e: RemoteError) -> Refusal {
+        Refusal::Remote(e)
+    }
+}
+
+impl From<FsError> for Refusal {
+    fn from(e: FsError) -> Refusal {
+        Refusal::Remote(e.into())
+    }
+}
+
+/// One call: who, and its ids as Hadoop's header carries them.
+pub struct Call<'a> {
+    pub caller: &'a IpcCaller,
+    pub rpc_client_id: &'a [u8],
+    pub call_id: i32,
+}
+
+impl Call<'_> {
+    /// The call's raftfs ids, with `holder` as the client id when the
+    /// method names a lease holder.
+    fn ctx(&self, holder: Option<&str>) -> CallCtx {
+        CallCtx {
+            client_id: holder.map_or_else(|| ids::anonymous_client_id(self.rpc_client_id), str::to_string),
+            call_id: ids::call_id(self.rpc_client_id, self.call_id),
+            user: self.caller.user.clone(),
+            groups: Vec::new(),
+            routed_by: 0,
+        }
+    }
+}
+
+fn decode<M: Message + Default>(bytes: &[u8]) -> Result<M, Refusal> {
+    M::decode(bytes).map_err(|e| Refusal::Undecodable(format!("{}: {e}", std::any::type_name::<M>())))
+}
+
+fn unexpected(method: &str, r: OpResult) -> Refusal {
+    Refusal::Remote(FsError::Internal(format!("{method} answered {r:?}")).into())
+}
+
+fn permission(p: &hdfs::FsPermission) -> Permission {
+    Permission((p.perm & u32::from(Permission::MASK)) as u16)
+}
+
+fn block(b: &hdfs::ExtendedBlock) -> Block {
+    Block {
+        id: b.block_id,
+        gen_stamp: b.generation_stamp,
+        num_bytes: b.num_bytes.unwrap_or(0),
+    }
+}
+
+/// Hadoop's -1 ("leave it") for a time, as a uint64.
+fn time(v: u64) -> Option<i64> {
+    let v = v as i64;
+    (v >= 0).then_some(v)
+}
+
+fn quota(v: u64) -> QuotaSetting {
+    match v {
+        QUOTA_DONT_SET => QuotaSetting::Keep,
+        QUOTA_RESET => QuotaSetting::Clear,
+        n => QuotaSetting::Set(n),
+    }
+}
+
+/// Answer `method` with `request`'s bytes.
+pub async fn answer(
+    ns: &dyn HadoopNamespace,
+    call: &Call<'_>,
+    method: &str,
+    request: &[u8],
+) -> Result<Vec<u8>, Refusal> {
+    let run = |holder: Option<&str>, op: Op| ns.call(call.caller, call.ctx(holder), op);
+    let reply = match method {
+        "getServerDefaults" => {
+            decode::<GetServerDefaultsRequest>(request)?;
+            let d = ns.server_defaults();
+            GetServerDefaultsResponse {
+                server_defaults: FsServerDefaults {
+                    block_size: d.block_size_bytes,
+                    bytes_per_checksum: d.bytes_per_checksum,
+                    write_packet_size: WRITE_PACKET_BYTES,
+                    replication: u32::from(d.replication),
+                    file_buffer_size: FILE_BUFFER_BYTES,
+                    encrypt_data_transfer: Some(false),
+                    trash_interval: Some(0),
+                    checksum_type: Some(CHECKSUM_CRC32C),
+                },
+            }
+            .encode_to_vec()
+        }
+        "getFileInfo" | "getFileLinkInfo" => {
+            let r: GetFileInfoRequest = decode(request)?;
+            match run(None, Op::GetFileInfo { path: r.src }).await? {
+                OpResult::Status(s) => GetFileInfoResponse {
+                    fs: s.as_ref().map(|s| status::file_status(s, b"")),
+                }
+                .encode_to_vec(),
+                other => return Err(unexpected(method, other)),
+            }
+        }
+        "getListing" => {
+            let r: GetListingRequest = decode(request)?;
+            let start_after = String::from_utf8(r.start_after)
+                .map_err(|_| FsError::InvalidArgument("getListing's startAfter is not UTF-8".into()))?;
+            let op = Op::GetListing {
+                path: r.src,
+                start_after,
+                limit: LISTING_PAGE_ENTRIES,
+            };
+            match run(None, op).await {
+                Ok(OpResult::Listing(l)) => GetListingResponse {
+                    dir_list: Some(status::listing(&l)),
+                }
+                .encode_to_vec(),
+                // HDFS answers a missing directory with no listing.
+                Err(FsError::FileNotFound(_)) => GetListingResponse { dir_list: None }.encode_to_vec(),
+                Ok(other) => return Err(unexpected(method, other)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        "mkdirs" => {
+            let r: MkdirsRequest = decode(request)?;
+            let op = Op::Mkdirs {
+                path: r.src,
+                permission: permission(&r.masked),
+                create_parent: r.create_parent,
+            };
+            bool_answer(method, run(None, op).await?)?
+        }
+        "delete" => {
+            let r: DeleteRequest = decode(request)?;
+            let op = Op::Delete {
+                path: r.src,
+                recursive: r.recursive,
+            };
+            bool_answer(method, run(None, op).await?)?
+        }
+        "rename" => {
+            let r: RenameRequest = decode(request)?;
+            bool_answer(method, run(None, Op::Rename { src: r.src, dst: r.dst }).await?)?
+        }
+        "rename2" => {
+            let r: Rename2Request = decode(request)?;
+            let op = Op::Rename2 {
+                src: r.src,
+                dst: r.dst,
+                overwrite: r.overwrite_dest,
+            };
+            run(None, op).await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "setPermission" => {
+            let r: SetPermissionRequest = decode(request)?;
+            let op = Op::SetPermission {
+                path: r.src,
+                permission: permission(&r.permission),
+            };
+            run(None, op).await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "setOwner" => {
+            let r: SetOwnerRequest = decode(request)?;
+            let op = Op::SetOwner {
+                path: r.src,
+                owner: r.username.filter(|u| !u.is_empty()),
+                group: r.groupname.filter(|g| !g.is_empty()),
+            };
+            run(None, op).await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "setReplication" => {
+            let r: SetReplicationRequest = decode(request)?;
+            let replication = u16::try_from(r.replication)
+                .map_err(|_| FsError::InvalidArgument(format!("replication {} is over 32767", r.replication)))?;
+            let op = Op::SetReplication {
+                path: r.src,
+                replication,
+            };
+            bool_answer(method, run(None, op).await?)?
+        }
+        "setTimes" => {
+            let r: SetTimesRequest = decode(request)?;
+            let op = Op::SetTimes {
+                path: r.src,
+                mtime: time(r.mtime),
+                atime: time(r.atime),
+            };
+            run(None, op).await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "getContentSummary" | "getQuotaUsage" => {
+            let r: PathRequest = decode(request)?;
+            match run(None, Op::GetContentSummary { path: r.path }).await? {
+                OpResult::Summary(c) if method == "getContentSummary" => GetContentSummaryResponse {
+                    summary: status::content_summary(&c),
+                }
+                .encode_to_vec(),
+                OpResult::Summary(c) => GetQuotaUsageResponse {
+                    usage: status::quota_usage(&c),
+                }
+                .encode_to_vec(),
+                other => return Err(unexpected(method, other)),
+            }
+        }
+        "setQuota" => {
+            let r: SetQuotaRequest = decode(request)?;
+            if r.storage_type.is_some() {
+                return Err(
+                    FsError::Unsupported("quotas by storage type: raftfs has one storage type (DISK)".into()).into(),
+                );
+            }
+            let op = Op::SetQuota {
+                path: r.path,
+                namespace: quota(r.namespace_quota),
+                space: quota(r.storagespace_quota),
+            };
+            run(None, op).await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "create" => {
+            let r: CreateRequest = decode(request)?;
+            if r.ec_policy_name.as_deref().is_some_and(|p| !p.is_empty()) {
+                return Err(RemoteError::feature_off(
+                    "org.apache.hadoop.HadoopIllegalArgumentException",
+                    "raftfs has no erasure coding: files are replicated",
+                )
+                .into());
+            }
+            if r.create_flag & CREATE_FLAG_APPEND != 0 {
+                return Err(FsError::Unsupported(
+                    "create with the APPEND flag: open the file with append instead".into(),
+                )
+                .into());
+            }
+            let replication = u16::try_from(r.replication)
+                .map_err(|_| FsError::InvalidArgument(format!("replication {} is over 32767", r.replication)))?;
+            let op = Op::Create {
+                path: r.src,
+                permission: permission(&r.masked),
+                overwrite: r.create_flag & CREATE_FLAG_OVERWRITE != 0,
+                create_parent: r.create_parent,
+                replication,
+                block_size: r.block_size,
+            };
+            match run(Some(&r.client_name), op).await? {
+                OpResult::Status(s) => CreateResponse {
+                    fs: s.as_ref().map(|s| status::file_status(s, b"")),
+                }
+                .encode_to_vec(),
+                other => return Err(unexpected(method, other)),
+            }
+        }
+        "complete" => {
+            let r: CompleteRequest = decode(request)?;
+            let op = Op::Complete {
+                path: r.src,
+                last: r.last.as_ref().map(block),
+            };
+            bool_answer(method, run(Some(&r.client_name), op).await?)?
+        }
+        "renewLease" => {
+            let r: RenewLeaseRequest = decode(request)?;
+            run(Some(&r.client_name), Op::RenewLease).await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "recoverLease" => {
+            let r: RecoverLeaseRequest = decode(request)?;
+            bool_answer(
+                method,
+                run(Some(&r.client_name), Op::RecoverLease { path: r.src }).await?,
+            )?
+        }
+        "msync" => {
+            decode::<EmptyMessage>(request)?;
+            if ns.ha_state() != HaState::Active {
+                return Err(FsError::NotLeader { leader: None }.into());
+            }
+            EmptyMessage {}.encode_to_vec()
+        }
+        "getHAServiceState" => {
+            decode::<EmptyMessage>(request)?;
+            let state = match ns.ha_state() {
+                HaState::Active => HA_ACTIVE,
+                HaState::Standby => HA_STANDBY,
+            };
+            HaServiceStateResponse { state }.encode_to_vec()
+        }
+        // Features off, answered as HDFS answers with them off.
+        "getErasureCodingPolicy" | "getEZForPath" | "getDataEncryptionKey" | "getSnapshottableDirListing" => {
+            EmptyMessage {}.encode_to_vec()
+        }
+        m if is_acl_method(m) => {
+            return Err(RemoteError::feature_off(
+                "org.apache.hadoop.hdfs.protocol.AclException",
+                "The ACL operation has been rejected.  Support for ACLs has been disabled by setting \
+                 dfs.namenode.acls.enabled to false.",
+            )
+            .into())
+        }
+        "getXAttrs" | "listXAttrs" | "setXAttr" | "removeXAttr" => {
+            return Err(RemoteError::feature_off(
+                "java.io.IOException",
+                "The XAttr operation has been rejected.  Support for XAttrs has been disabled by setting \
+                 dfs.namenode.xattrs.enabled to false.",
+            )
+            .into())
+        }
+        m if is_snapshot_method(m) => {
+            return Err(RemoteError::feature_off(
+                "org.apache.hadoop.hdfs.protocol.SnapshotException",
+                format!("{m}: raftfs has no snapshots"),
+            )
+            .into())
+        }
+        m if is_unsupported_feature_method(m) => {
+            return Err(RemoteError::feature_off(
+                "java.lang.UnsupportedOperationException",
+                format!(
+                    "{m}: raftfs has no erasure coding, storage policies, encryption zones, caching or \
+                     inotify"
+                ),
+            )
+            .into())
+        }
+        m if is_client_protocol_method(m) => {
+            return Err(FsError::Unsupported(format!(
+                "{m} is not served over Hadoop RPC yet (the raftfs SDK and WebHDFS serve it)"
+            ))
+            .into())
+        }
+        m => return Err(RemoteError::no_such_method(m, CLIENT_PROTOCOL).into()),
+    };
+    Ok(reply)
+}
+
+fn bool_answer(method: &str, r: OpResult) -> Result<Vec<u8>, Refusal> {
+    match r {
+        OpResult::Bool(result) => Ok(BoolResponse { result }.encode_to_vec()),
+        other => Err(unexpected(method, other)),
+    }
+}
+
+fn is_acl_method(m: &str) -> bool {
+    matches!(
+        m,
+        "getAclStatus" | "setAcl" | "modifyAclEntries" | "removeAclEntries" | "removeDefaultAcl" | "removeAcl"
+    )
+}
+
+fn is_snapshot_method(m: &str) -> bool {
+    matches!(
+        m,
+        "allowSnapshot"
+            | "disallowSnapshot"
+            | "createSnapshot"
+            | "deleteSnapshot"
+            | "renameSnapshot"
+            | "getSnapshotDiffReport"
+            | "getSnapshotDiffReportListing"
+            | "getSnapshotListing"
+    )
+}
+
+fn is_unsupported_feature_method(m: &str) -> bool {
+    matches!(
+        m,
+        "setErasureCodingPolicy"
+            | "unsetErasureCodingPolicy"
+            | "getErasureCodingPolicies"
+            | "getErasureCodingCodecs"
+            | "addErasureCodingPolicies"
+            | "removeErasureCodingPolicy"
+            | "enableErasureCodingPolicy"
+            | "disableErasureCodingPolicy"
+            | "getECTopologyResultForPolicies"
+            | "setStoragePolicy"
+            | "unsetStoragePolicy"
+            | "getStoragePolicy"
+            | "getStoragePolicies"
+            | "satisfyStoragePolicy"
+            | "createEncryptionZone"
+            | "listEncryptionZones"
+            | "reencryptEncryptionZone"
+            | "listReencryptionStatus"
+            | "addCacheDirective"
+            | "modifyCacheDirective"
+            | "removeCacheDirective"
+            | "listCacheDirectives"
+            | "addCachePool"
+            | "modifyCachePool"
+            | "removeCachePool"
+            | "listCachePools"
+            | "getCurrentEditLogTxid"
+            | "getEditsFromTxid"
+            | "createSymlink"
+            | "getLinkTarget"
+    )
+}
+
+/// ClientProtocol's other methods, which raftfs has but this server does
+/// not serve yet.
+fn is_client_protocol_method(m: &str) -> bool {
+    matches!(
+        m,
+        "getBlockLocations"
+            | "append"
+            | "addBlock"
+            | "abandonBlock"
+            | "getAdditionalDatanode"
+            | "updateBlockForPipeline"
+            | "updatePipeline"
+            | "fsync"
+            | "truncate"
+            | "concat"
+            | "getLocatedFileInfo"
+            | "getBatchedListing"
+            | "getPreferredBlockSize"
+            | "getFsStats"
+            | "getFsReplicatedBlockStats"
+            | "getFsECBlockGroupStats"
+            | "getDatanodeReport"
+            | "getDatanodeStorageReport"
+            | "setSafeMode"
+            | "saveNamespace"
+            | "rollEdits"
+            | "restoreFailedStorage"
+            | "refreshNodes"
+            | "finalizeUpgrade"
+            | "upgradeStatus"
+            | "rollingUpgrade"
+            | "listCorruptFileBlocks"
+            | "metaSave"
+            | "setBalancerBandwidth"
+            | "reportBadBlocks"
+            | "getDelegationToken"
+            | "renewDelegationToken"
+            | "cancelDelegationToken"
+            | "checkAccess"
+            | "listOpenFiles"
+            | "getSlowDatanodeReport"
+            | "getEnclosingRoot"
+    )
+}

@@ -1,0 +1,32 @@
+//! Hadoop's own RPC in front of a raftfs namespace, so that unmodified
+//! Hadoop clients (`hadoop fs`, Spark, `hdfs-native`) talk to raftfs as to
+//! a NameNode.
+//!
+//! - [`wire`]: our prost definitions of Hadoop's messages.
+//! - [`server`]: the IPC server (connection preamble, SASL negotiation of
+//!   SIMPLE, connection context, framed calls and answers, pings, errors
+//!   with the Java exception classes clients branch on).
+//! - [`client_protocol`]: ClientNamenodeProtocol's methods, each turned
+//!   into a namespace [`Op`](raftfs_proto::Op) and its answer back into
+//!   Hadoop's message.
+//! - [`namespace`]: what the server runs calls against
+//!   ([`HadoopNamespace`]), implemented by a metaserver member.
+//!
+//! What the server guarantees: every frame is bounded
+//! ([`server::MAX_IPC_FRAME_BYTES`]), connections and calls in flight are
+//! bounded, garbage or a wrong version closes the one connection with a
+//! fatal answer where Hadoop gives one, and an unknown method or a
+//! feature raftfs does not have is answered with the exception HDFS gives
+//! (the connection goes on).
+
+pub mod client_protocol;
+pub mod ids;
+pub mod namespace;
+pub mod remote_error;
+pub mod server;
+pub mod status;
+pub mod wire;
+
+pub use namespace::{HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+pub use remote_error::RemoteError;
+pub use server::{serve, MAX_IPC_FRAME_BYTES};

@@ -1,0 +1,49 @@
+//! [`HadoopNamespace`]: what the IPC server runs ClientNamenodeProtocol
+//! calls against (a member's own nameservice).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use raftfs_proto::{CallCtx, FsError, Op, OpResult};
+
+/// A namespace call's future.
+pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<OpResult, FsError>> + Send + 'a>>;
+
+/// Who a connection acts for, as the server authenticated it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IpcCaller {
+    pub user: String,
+    /// The peer's IP address (for the audit log).
+    pub ip: String,
+}
+
+/// What `getHAServiceState` answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HaState {
+    /// The leader: it serves every call.
+    Active,
+    /// Any other member: it answers calls with `StandbyException`.
+    Standby,
+}
+
+/// What `getServerDefaults` answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerDefaults {
+    pub block_size_bytes: u64,
+    pub replication: u16,
+    pub bytes_per_checksum: u32,
+}
+
+pub trait HadoopNamespace: Send + Sync + 'static {
+    /// Run `op` for `caller` under `ctx`'s client id and call id (whose
+    /// user and groups the namespace fills in: groups are resolved by the
+    /// server, never taken from the client). A member that does not lead
+    /// answers `NotLeader`, which Hadoop clients know as `StandbyException`.
+    fn call<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: Op) -> CallFuture<'a>;
+
+    /// Whether this member serves calls now.
+    fn ha_state(&self) -> HaState;
+
+    /// The defaults a client creates files with.
+    fn server_defaults(&self) -> ServerDefaults;
+}

@@ -1,0 +1,534 @@
+//! The Hadoop IPC server: one task per connection, calls run
+//! concurrently within a connection, answers written in completion order
+//! (Hadoop's clients match answers to calls by call id).
+//!
+//! A connection, as Hadoop's `Server` reads it:
+//!
+//! ```text
+//! "hrpc" version(9) service-class auth-protocol(0 NONE | -33 SASL)
+//! [SASL NEGOTIATE, call id -33]        -> SUCCESS (SIMPLE needs no more)
+//! connection context, call id -3       (effective user, protocol)
+//! { frame: u32 length | RpcRequestHeader | RequestHeader | request }*
+//!                                      -> { u32 length | RpcResponseHeader | answer }
+//! ```
+//!
+//! Every piece after the preamble is varint-length-delimited inside a
+//! frame of at most [`MAX_IPC_FRAME_BYTES`]. A fatal answer (wrong
+//! version, a bad header, an undecodable request, a refused user) is
+//! written and the connection closed; an error answer (an exception, an
+//! unknown method) leaves it open.
+//!
+//! Authentication: under `--auth simple` the connection context's user is
+//! trusted, as HDFS's SIMPLE authentication trusts it (for trusted
+//! networks); a real user other than the effective one (a proxy user) is
+//! refused, as HDFS refuses one no `hadoop.proxyuser.*` rule allows.
+//! Under `--auth strong` every connection is refused with
+//! `AccessControlException` ("SIMPLE authentication is not enabled"), as
+//! a secure HDFS refuses a SIMPLE client: Hadoop's TOKEN and KERBEROS
+//! SASL mechanisms are not served yet.
+//!
+//! Caveat: Hadoop IPC is plaintext TCP (HDFS protects it with SASL QOP,
+//! which needs TOKEN or KERBEROS); it carries no data blocks.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use futures::future::BoxFuture;
+use prost::Message;
+use raftfs_trust::ClientAuth;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::tcp::OwnedReadHalf;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Semaphore};
+
+use crate::client_protocol::{self, Call, Refusal, CLIENT_PROTOCOL};
+use crate::namespace::{HadoopNamespace, IpcCaller};
+use crate::remote_error::RemoteError;
+use crate::wire::rpc::*;
+
+/// The IPC version Hadoop 2 and 3 speak.
+pub const HADOOP_IPC_VERSION: u8 = 9;
+/// The largest frame read (Hadoop's `ipc.maximum.data.length` is 128 MiB;
+/// ClientProtocol's requests are a few KiB).
+pub const MAX_IPC_FRAME_BYTES: usize = 64 * 1024 * 1024;
+/// Connections served at once; more wait in the listen queue.
+pub const MAX_IPC_CONNECTIONS: usize = 4096;
+/// Calls of one connection running at once; its next frame waits.
+pub const MAX_CALLS_IN_FLIGHT_PER_CONNECTION: usize = 256;
+/// Answers of one connection waiting to be written.
+pub const MAX_QUEUED_ANSWERS_PER_CONNECTION: usize = 256;
+/// The preamble and connection context must arrive within this.
+pub const HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
+/// A connection that sends nothing (not even a ping, which Hadoop's
+/// clients send every minute) for this long is closed.
+pub const IDLE_CONNECTION_TIMEOUT_MS: u64 = 300_000;
+
+/// `AuthProtocol` bytes of the preamble.
+const AUTH_PROTOCOL_NONE: u8 = 0;
+const AUTH_PROTOCOL_SASL: u8 = 0xdf; // -33
+
+const VERSION_MISMATCH_CLASS: &str = "org.apache.hadoop.ipc.RPC$VersionMismatch";
+const ACCESS_CONTROL_CLASS: &str = "org.apache.hadoop.security.AccessControlException";
+const AUTHORIZATION_CLASS: &str = "org.apache.hadoop.security.authorize.AuthorizationException";
+const IPC_EXCEPTION_CLASS: &str = "org.apache.hadoop.ipc.IpcException";
+const RPC_SERVER_EXCEPTION_CLASS: &str = "org.apache.hadoop.ipc.RpcServerException";
+
+/// Serve Hadoop IPC on `listener` until `shutdown` completes.
+#[inline(never)]
+pub fn serve(
+    listener: TcpListener,
+    ns: Arc<dyn HadoopNamespace>,
+    auth: ClientAuth,
+    shutdown: BoxFuture<'static, ()>,
+) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        let slots = Arc::new(Semaphore::new(MAX_IPC_CONNECTIONS));
+        tokio::pin!(shutdown);
+        loop {
+            let permit = tokio::select! {
+                _ = &mut shutdown => return,
+                p = slots.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+            };
+            let accepted = tokio::select! {
+                _ = &mut shutdown => return,
+                a = listener.accept() => a,
+            };
+            match accepted {
+                Ok((stream, peer)) => {
+                    let ns = ns.clone();
+                    tokio::spawn(async move {
+                        let _permit = permit;
+                        if let Err(why) = connection(stream, peer, ns, auth).await {
+                            tracing::debug!(%peer, %why, "Hadoop IPC connection closed");
+                        }
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "Hadoop IPC accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    })
+}
+
+/// Why a connection ended (for the debug log).
+type Closed = String;
+
+/// A frame: u32 big-endian length and the bytes.
+fn frame(parts: &[&[u8]]) -> Vec<u8> {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let mut out = Vec::with_capacity(4 + len);
+    out.extend_from_slice(&(len as u32).to_be_bytes());
+    for p in parts {
+        out.extend_from_slice(p);
+    }
+    out
+}
+
+fn response_header(call_id: i32, rpc_client_id: &[u8], status: i32) -> RpcResponseHeader {
+    RpcResponseHeader {
+        call_id: call_id as u32,
+        status,
+        server_ipc_version_num: Some(u32::from(HADOOP_IPC_VERSION)),
+        client_id: Some(rpc_client_id.to_vec()),
+        ..Default::default()
+    }
+}
+
+fn success_frame(call_id: i32, rpc_client_id: &[u8], answer: &[u8]) -> Vec<u8> {
+    let h = response_header(call_id, rpc_client_id, STATUS_SUCCESS).encode_length_delimited_to_vec();
+    let mut body = Vec::with_capacity(answer.len() + 5);
+    prost::encoding::encode_varint(answer.len() as u64, &mut body);
+    body.extend_from_slice(answer);
+    frame(&[&h, &body])
+}
+
+fn error_frame(call_id: i32, rpc_client_id: &[u8], status: i32, class: &str, message: &str, code: i32) -> Vec<u8> {
+    let mut h = response_header(call_id, rpc_client_id, status);
+    h.exception_class_name = Some(class.to_string());
+    h.error_msg = Some(message.to_string());
+    h.error_detail = Some(code);
+    frame(&[&h.encode_length_delimited_to_vec()])
+}
+
+/// Write a fatal answer and end the connection with `why`.
+async fn fatal(stream: &mut TcpStream, call_id: i32, code: i32, class: &str, message: String) -> Result<(), Closed> {
+    let f = error_frame(call_id, &[], STATUS_FATAL, class, &message, code);
+    let _ = stream.write_all(&f).await;
+    let _ = stream.shutdown().await;
+    Err(message)
+}
+
+/// Read one frame's bytes (`None` at a clean end of stream).
+async fn read_frame(reader: &mut BufReader<OwnedReadHalf>, idle: Duration) -> Result<Option<BytesMut>, FrameError> {
+    let mut len = [0u8; 4];
+    match tokio::time::timeout(idle, reader.read_exact(&mut len)).await {
+        Err(_) => return Err(FrameError::Idle),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Ok(Err(e)) => return Err(FrameError::Io(e.to_string())),
+        Ok(Ok(_)) => {}
+    }
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_IPC_FRAME_BYTES {
+        return Err(FrameError::TooLong(len));
+    }
+    let mut buf = BytesMut::zeroed(len);
+    match tokio::time::timeout(idle, reader.read_exact(&mut buf)).await {
+        Err(_) => Err(FrameError::Idle),
+        Ok(Err(e)) => Err(FrameError::Io(format!("a frame cut off: {e}"))),
+        Ok(Ok(_)) => Ok(Some(buf)),
+    }
+}
+
+enum FrameError {
+    Idle,
+    TooLong(usize),
+    Io(String),
+}
+
+/// A frame's header and the bytes after it.
+fn split_header(mut buf: BytesMut) -> Result<(RpcRequestHeader, BytesMut), String> {
+    let header = RpcRequestHeader::decode_length_delimited(&mut buf).map_err(|e| format!("RpcRequestHeader: {e}"))?;
+    Ok((header, buf))
+}
+
+/// The next length-delimited piece of `buf`.
+fn delimited(buf: &mut BytesMut) -> Result<BytesMut, String> {
+    let len = prost::encoding::decode_length_delimiter(&mut *buf).map_err(|e| e.to_string())?;
+    if len > buf.remaining() {
+        return Err(format!("a piece of {len} bytes in {} left", buf.remaining()));
+    }
+    Ok(buf.split_to(len))
+}
+
+async fn connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    ns: Arc<dyn HadoopNamespace>,
+    auth: ClientAuth,
+) -> Result<(), Closed> {
+    let _ = stream.set_nodelay(true);
+    let handshake = Duration::from_millis(HANDSHAKE_TIMEOUT_MS);
+    let mut preamble = [0u8; 7];
+    match tokio::time::timeout(handshake, stream.read_exact(&mut preamble)).await {
+        Err(_) => return Err("no preamble in time".into()),
+        Ok(Err(e)) => return Err(format!("reading the preamble: {e}")),
+        Ok(Ok(_)) => {}
+    }
+    if &preamble[..4] != b"hrpc" {
+        if &preamble[..4] == b"GET " || &preamble[..4] == b"POST" {
+            let text = "It looks like you are making an HTTP request to a Hadoop IPC port. This is not the correct \
+                        port for the web interface on this daemon.\r\n";
+            let answer = format!(
+                "HTTP/1.1 404 Not Found\r\nContent-type: text/plain\r\nContent-Length: {}\r\n\r\n{text}",
+                text.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+        }
+        let _ = stream.shutdown().await;
+        return Err("not a Hadoop IPC preamble".into());
+    }
+    if preamble[4] != HADOOP_IPC_VERSION {
+        let msg = format!(
+            "Server IPC version {HADOOP_IPC_VERSION} cannot communicate with client version {}",
+            preamble[4]
+        );
+        return fatal(
+            &mut stream,
+            INVALID_CALL_ID,
+            FATAL_VERSION_MISMATCH,
+            VERSION_MISMATCH_CLASS,
+            msg,
+        )
+        .await;
+    }
+    let sasl = match preamble[6] {
+        AUTH_PROTOCOL_NONE => false,
+        AUTH_PROTOCOL_SASL => true,
+        other => {
+            let msg = format!("Unknown auth protocol:{}", other as i8);
+            return fatal(
+                &mut stream,
+                INVALID_CALL_ID,
+                FATAL_UNAUTHORIZED,
+                IPC_EXCEPTION_CLASS,
+                msg,
+            )
+            .await;
+        }
+    };
+    if auth == ClientAuth::Strong {
+        let (call_id, msg) = if sasl {
+            (
+                SASL_CALL_ID,
+                "Client cannot authenticate via:[SIMPLE]; this server serves Hadoop RPC to no one under --auth strong",
+            )
+        } else {
+            (INVALID_CALL_ID, "SIMPLE authentication is not enabled.  Available:[]")
+        };
+        return fatal(
+            &mut stream,
+            call_id,
+            FATAL_UNAUTHORIZED,
+            ACCESS_CONTROL_CLASS,
+            msg.to_string(),
+        )
+        .await;
+    }
+
+    let (read_half, mut write_half) = stream.into_split();
+    let mut reader = BufReader::new(read_half);
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(MAX_QUEUED_ANSWERS_PER_CONNECTION);
+    let writer = tokio::spawn(async move {
+        while let Some(f) = rx.recv().await {
+            if write_half.write_all(&f).await.is_err() {
+                return;
+            }
+        }
+        let _ = write_half.shutdown().await;
+    });
+    let result = calls(&mut reader, &tx, peer, ns, sasl).await;
+    if let Err(Fatal {
+        call_id,
+        code,
+        class,
+        message,
+    }) = &result
+    {
+        let _ = tx
+            .send(error_frame(*call_id, &[], STATUS_FATAL, class, message, *code))
+            .await;
+    }
+    drop(tx);
+    let _ = writer.await;
+    result.map_err(|f| f.message)
+}
+
+/// A fatal answer, after which the connection is closed.
+struct Fatal {
+    call_id: i32,
+    code: i32,
+    class: &'static str,
+    message: String,
+}
+
+impl Fatal {
+    fn new(call_id: i32, code: i32, class: &'static str, message: impl Into<String>) -> Fatal {
+        Fatal {
+            call_id,
+            code,
+            class,
+            message: message.into(),
+        }
+    }
+}
+
+/// Read the SASL exchange, the connection context and then calls, until
+/// the stream ends or something is fatal.
+async fn calls(
+    reader: &mut BufReader<OwnedReadHalf>,
+    tx: &mpsc::Sender<Vec<u8>>,
+    peer: SocketAddr,
+    ns: Arc<dyn HadoopNamespace>,
+    mut sasl_pending: bool,
+) -> Result<(), Fatal> {
+    let handshake = Duration::from_millis(HANDSHAKE_TIMEOUT_MS);
+    let idle = Duration::from_millis(IDLE_CONNECTION_TIMEOUT_MS);
+    let mut caller: Option<Arc<IpcCaller>> = None;
+    let in_flight = Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_CONNECTION));
+    loop {
+        let wait = if caller.is_some() { idle } else { handshake };
+        let buf = match read_frame(reader, wait).await {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(()),
+            Err(FrameError::Idle) => return Ok(()),
+            Err(FrameError::Io(e)) => return Err(Fatal::new(INVALID_CALL_ID, FATAL_INVALID_RPC_HEADER, IPC_EXCEPTION_CLASS, e)),
+            Err(FrameError::TooLong(n)) => {
+                return Err(Fatal::new(
+                    INVALID_CALL_ID,
+                    FATAL_INVALID_RPC_HEADER,
+                    RPC_SERVER_EXCEPTION_CLASS,
+                    format!("Requested data length {n} is longer than maximum configured RPC length {MAX_IPC_FRAME_BYTES}.  RPC came from {}", peer.ip()),
+                ))
+            }
+        };
+        let (header, mut rest) = split_header(buf)
+            .map_err(|e| Fatal::new(INVALID_CALL_ID, FATAL_INVALID_RPC_HEADER, IPC_EXCEPTION_CLASS, e))?;
+        let call_id = header.call_id;
+        if header.rpc_kind != Some(RPC_KIND_PROTOCOL_BUFFER) {
+            return Err(Fatal::new(
+                call_id,
+                FATAL_UNSUPPORTED_SERIALIZATION,
+                IPC_EXCEPTION_CLASS,
+                format!(
+                    "Unsupported rpc kind {:?}: only RPC_PROTOCOL_BUFFER is served",
+                    header.rpc_kind
+                ),
+            ));
+        }
+        if header.rpc_op == Some(RPC_OP_CLOSE_CONNECTION) {
+            return Ok(());
+        }
+        match call_id {
+            SASL_CALL_ID if sasl_pending => {
+                let piece = delimited(&mut rest)
+                    .map_err(|e| Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e))?;
+                let m = RpcSasl::decode(piece).map_err(|e| {
+                    Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e.to_string())
+                })?;
+                if m.state != SASL_NEGOTIATE {
+                    return Err(Fatal::new(
+                        call_id,
+                        FATAL_UNAUTHORIZED,
+                        ACCESS_CONTROL_CLASS,
+                        format!(
+                            "SASL state {} before negotiation: this server offers only SIMPLE",
+                            m.state
+                        ),
+                    ));
+                }
+                // A SIMPLE-only server answers NEGOTIATE with SUCCESS.
+                let answer = RpcSasl {
+                    state: SASL_SUCCESS,
+                    ..Default::default()
+                }
+                .encode_to_vec();
+                sasl_pending = false;
+                send(tx, success_frame(SASL_CALL_ID, &[], &answer)).await?;
+            }
+            CONNECTION_CONTEXT_CALL_ID if caller.is_none() => {
+                let piece = delimited(&mut rest)
+                    .map_err(|e| Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e))?;
+                let ctx = IpcConnectionContext::decode(piece).map_err(|e| {
+                    Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e.to_string())
+                })?;
+                caller = Some(Arc::new(authorize(&ctx, peer)?));
+            }
+            PING_CALL_ID => {}
+            id if id >= 0 => {
+                let Some(who) = caller.clone() else {
+                    return Err(Fatal::new(
+                        id,
+                        FATAL_INVALID_RPC_HEADER,
+                        IPC_EXCEPTION_CLASS,
+                        "Connection context not established",
+                    ));
+                };
+                let request_header = delimited(&mut rest)
+                    .map_err(|e| e.to_string())
+                    .and_then(|p| RequestHeader::decode(p).map_err(|e| e.to_string()))
+                    .map_err(|e| {
+                        Fatal::new(
+                            id,
+                            FATAL_DESERIALIZING_REQUEST,
+                            IPC_EXCEPTION_CLASS,
+                            format!("RequestHeader: {e}"),
+                        )
+                    })?;
+                let request = delimited(&mut rest).map_err(|e| {
+                    Fatal::new(
+                        id,
+                        FATAL_DESERIALIZING_REQUEST,
+                        IPC_EXCEPTION_CLASS,
+                        format!("request: {e}"),
+                    )
+                })?;
+                let permit = in_flight.clone().acquire_owned().await.expect("never closed");
+                let (ns, tx) = (ns.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    let f = run_call(&*ns, &who, &header, &request_header, &request).await;
+                    let _ = tx.send(f).await;
+                });
+            }
+            other => {
+                return Err(Fatal::new(
+                    other,
+                    FATAL_INVALID_RPC_HEADER,
+                    IPC_EXCEPTION_CLASS,
+                    format!("Unexpected call id {other} at this point of the connection"),
+                ))
+            }
+        }
+    }
+}
+
+async fn send(tx: &mpsc::Sender<Vec<u8>>, f: Vec<u8>) -> Result<(), Fatal> {
+    tx.send(f).await.map_err(|_| {
+        Fatal::new(
+            INVALID_CALL_ID,
+            FATAL_INVALID_RPC_HEADER,
+            IPC_EXCEPTION_CLASS,
+            "the writer is gone",
+        )
+    })
+}
+
+/// Who the connection acts for: the context's effective user, trusted as
+/// SIMPLE authentication trusts it.
+fn authorize(ctx: &IpcConnectionContext, peer: SocketAddr) -> Result<IpcCaller, Fatal> {
+    let id = CONNECTION_CONTEXT_CALL_ID;
+    if let Some(p) = ctx.protocol.as_deref() {
+        if p != CLIENT_PROTOCOL {
+            let e = RemoteError::no_such_protocol(p);
+            return Err(Fatal::new(id, FATAL_UNAUTHORIZED, e.class, e.message));
+        }
+    }
+    let info = ctx.user_info.clone().unwrap_or_default();
+    let user = info.effective_user.filter(|u| !u.is_empty()).or(info.real_user.clone());
+    let Some(user) = user.filter(|u| !u.is_empty()) else {
+        return Err(Fatal::new(
+            id,
+            FATAL_UNAUTHORIZED,
+            ACCESS_CONTROL_CLASS,
+            "the connection context names no user",
+        ));
+    };
+    if let Some(real) = info.real_user.filter(|r| !r.is_empty() && *r != user) {
+        return Err(Fatal::new(
+            id,
+            FATAL_UNAUTHORIZED,
+            AUTHORIZATION_CLASS,
+            format!("User: {real} is not allowed to impersonate {user}"),
+        ));
+    }
+    Ok(IpcCaller {
+        user,
+        ip: peer.ip().to_string(),
+    })
+}
+
+/// One call's answer frame.
+async fn run_call(
+    ns: &dyn HadoopNamespace,
+    who: &IpcCaller,
+    header: &RpcRequestHeader,
+    request_header: &RequestHeader,
+    request: &[u8],
+) -> Vec<u8> {
+    let (id, client) = (header.call_id, &header.client_id[..]);
+    if request_header.declaring_class_protocol_name != CLIENT_PROTOCOL {
+        let e = RemoteError::no_such_protocol(&request_header.declaring_class_protocol_name);
+        return error_frame(id, client, STATUS_ERROR, e.class, &e.message, e.code);
+    }
+    let call = Call {
+        caller: who,
+        rpc_client_id: client,
+        call_id: id,
+    };
+    match client_protocol::answer(ns, &call, &request_header.method_name, request).await {
+        Ok(answer) => success_frame(id, client, &answer),
+        Err(Refusal::Remote(e)) => error_frame(id, client, STATUS_ERROR, e.class, &e.message, e.code),
+        Err(Refusal::Undecodable(e)) => error_frame(
+            id,
+            client,
+            STATUS_ERROR,
+            RPC_SERVER_EXCEPTION_CLASS,
+            &format!("{}: the request does not decode: {e}", request_header.method_name),
+            ERROR_RPC_SERVER,
+        ),
+    }
+}

@@ -1,0 +1,67 @@
+//! [`MemberHadoopNamespace`]: a member's namespace as its Hadoop IPC server
+//! (`--hadoop-rpc-addr`) reaches it.
+//!
+//! Only the leader answers: another member answers every call with
+//! `NotLeader`, which Hadoop's clients know as `StandbyException`, so
+//! `ConfiguredFailoverProxyProvider` moves on to the next NameNode
+//! address and finds the leader with no raftfs code on the client. A call
+//! runs as the user the connection context names (SIMPLE authentication),
+//! with the groups this member resolves for that user, under the client
+//! id and call id [`raftfs_hadoop::ids`] derives from Hadoop's, so the
+//! retry table answers a Hadoop client's retry. Calls are audited (`proto=rpc`,
+//! as HDFS writes Hadoop RPC calls) and counted in the member's metrics
+//! like gRPC calls.
+
+use std::sync::Arc;
+
+use raftfs_hadoop::namespace::CallFuture;
+use raftfs_hadoop::{HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+use raftfs_proto::limits::{BYTES_PER_CHECKSUM, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
+use raftfs_proto::{CallCtx, Op};
+
+use super::audit::AuthMethod;
+use super::member::Member;
+use super::service::observed;
+
+pub struct MemberHadoopNamespace {
+    member: Arc<Member>,
+}
+
+impl MemberHadoopNamespace {
+    pub fn new(member: Arc<Member>) -> MemberHadoopNamespace {
+        MemberHadoopNamespace { member }
+    }
+}
+
+impl HadoopNamespace for MemberHadoopNamespace {
+    fn call<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: Op) -> CallFuture<'a> {
+        Box::pin(async move {
+            let m = &self.member;
+            m.leader_or_hint()?;
+            let groups = m.groups.groups_of_caller(&caller.user);
+            let audit = m.audit.entry(&caller.user, AuthMethod::Simple, None, &caller.ip, &op);
+            let ctx = CallCtx {
+                user: caller.user.clone(),
+                groups,
+                ..ids
+            };
+            let name = op.name();
+            observed(m, audit, name, async { (m.call(ctx, op).await, ()) }).await.0
+        })
+    }
+
+    fn ha_state(&self) -> HaState {
+        match self.member.leader_or_hint() {
+            Ok(()) => HaState::Active,
+            Err(_) => HaState::Standby,
+        }
+    }
+
+    fn server_defaults(&self) -> ServerDefaults {
+        ServerDefaults {
+            block_size_bytes: DEFAULT_BLOCK_SIZE_BYTES,
+            replication: DEFAULT_REPLICATION,
+            bytes_per_checksum: BYTES_PER_CHECKSUM as u32,
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Hadoop's own RPC against `raftfs dev`: an independent client,
+//! `hdfs-native` (from PyPI, in the virtual environment `scripts/setup.sh`
+//! makes), configured only by the `HADOOP_CONF_DIR` raftfs dev writes; and
+//! the IPC server's behaviour under garbage, a wrong version, an
+//! oversized frame and an unknown method, spoken byte by byte.
+
+use crate::common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use prost::Message;
+use raftfs_hadoop::wire::namenode::{GetFileInfoRequest, GetFileInfoResponse};
+use raftfs_hadoop::wire::rpc::*;
+
+const PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/python-clients/bin/python");
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/hadoop_clients.py");
+/// A member's Hadoop RPC port is its port plus this in `raftfs dev`.
+const HADOOP_RPC_OFFSET: u16 = 360;
+const PROTOCOL: &str = "org.apache.hadoop.hdfs.protocol.ClientProtocol";
+
+fn frame(parts: &[Vec<u8>]) -> Vec<u8> {
+    let body: Vec<u8> = parts.concat();
+    let mut out = (body.len() as u32).to_be_bytes().to_vec();
+    out.extend(body);
+    out
+}
+
+fn header(call_id: i32) -> Vec<u8> {
+    RpcRequestHeader {
+        rpc_kind: Some(RPC_KIND_PROTOCOL_BUFFER),
+        rpc_op: Some(0),
+        call_id,
+        client_id: vec![9; 16],
+        retry_count: Some(0),
+        state_id: None,
+    }
+    .encode_length_delimited_to_vec()
+}
+
+/// A connection past the preamble and context, as `user`.
+fn connect(addr: &str, user: &str) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"hrpc\x09\x00\x00").unwrap();
+    let ctx = IpcConnectionContext {
+        user_info: Some(UserInformation {
+            effective_user: Some(user.into()),
+            real_user: None,
+        }),
+        protocol: Some(PROTOCOL.into()),
+    };
+    s.write_all(&frame(&[
+        header(CONNECTION_CONTEXT_CALL_ID),
+        ctx.encode_length_delimited_to_vec(),
+    ]))
+    .unwrap();
+    s
+}
+
+fn call(s: &mut TcpStream, call_id: i32, method: &str, request: Vec<u8>) {
+    let rh = RequestHeader {
+        method_name: method.into(),
+        declaring_class_protocol_name: PROTOCOL.into(),
+        client_protocol_version: 1,
+    };
+    s.write_all(&frame(&[header(call_id), rh.encode_length_delimited_to_vec(), request]))
+        .unwrap();
+}
+
+/// The next answer: its header and body.
+fn answer(s: &mut TcpStream) -> (RpcResponseHeader, Vec<u8>) {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).unwrap();
+    let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
+    s.read_exact(&mut buf).unwrap();
+    let mut b = &buf[..];
+    let h = RpcResponseHeader::decode_length_delimited(&mut b).unwrap();
+    let body = if b.is_empty() {
+        Vec::new()
+    } else {
+        let n = prost::encoding::decode_length_delimiter(&mut b).unwrap();
+        b[..n].to_vec()
+    };
+    (h, body)
+}
+
+/// Whether the server closed the connection (after anything it sent):
+/// an end of stream or a reset, not the read timeout.
+fn closed(s: &mut TcpStream) -> bool {
+    let mut rest = Vec::new();
+    match s.read_to_end(&mut rest) {
+        Ok(_) => true,
+        Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+    }
+}
+
+fn ipc_server_refuses_bad_input_and_goes_on(addr: &str) {
+    // Garbage: closed with nothing done.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"\x00\x01garbage, not a preamble").unwrap();
+    assert!(closed(&mut s), "garbage closes the connection");
+    // An HTTP request gets HDFS's hint.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    assert!(text.contains("HTTP request to a Hadoop IPC port"), "{text}");
+    // A wrong version: a fatal answer naming both versions, then closed.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"hrpc\x07\x00\x00").unwrap();
+    let (h, _) = answer(&mut s);
+    assert_eq!(h.status, STATUS_FATAL);
+    assert_eq!(h.error_detail, Some(FATAL_VERSION_MISMATCH));
+    assert!(
+        h.error_msg.as_deref().unwrap_or("").contains("client version 7"),
+        "{h:?}"
+    );
+    assert!(closed(&mut s));
+    // A frame over the limit: fatal, closed.
+    let mut s = connect(addr, "alice");
+    s.write_all(&(raftfs_hadoop::MAX_IPC_FRAME_BYTES as u32 + 1).to_be_bytes())
+        .unwrap();
+    let (h, _) = answer(&mut s);
+    assert_eq!(h.status, STATUS_FATAL, "{h:?}");
+    assert!(
+        h.error_msg.as_deref().unwrap_or("").contains("longer than maximum"),
+        "{h:?}"
+    );
+    assert!(closed(&mut s));
+    // An unknown method: an error answer, and the connection goes on.
+    let mut s = connect(addr, "alice");
+    // An empty message, length-delimited, is one zero byte.
+    call(&mut s, 0, "noSuchMethod", vec![0]);
+    let (h, _) = answer(&mut s);
+    assert_eq!((h.status, h.call_id), (STATUS_ERROR, 0));
+    assert_eq!(
+        h.exception_class_name.as_deref(),
+        Some("org.apache.hadoop.ipc.RpcNoSuchMethodException")
+    );
+    let req = GetFileInfoRequest { src: "/".into() }.encode_length_delimited_to_vec();
+    call(&mut s, 1, "getFileInfo", req);
+    let (h, body) = answer(&mut s);
+    assert_eq!((h.status, h.call_id), (STATUS_SUCCESS, 1), "{h:?}");
+    let info = GetFileInfoResponse::decode(&body[..]).unwrap();
+    assert!(info.fs.is_some(), "the root exists");
+    // A request that does not decode: an error answer, the connection goes on.
+    call(&mut s, 2, "getFileInfo", vec![3, 0xff, 0xff, 0xff]);
+    let (h, _) = answer(&mut s);
+    assert_eq!((h.status, h.call_id), (STATUS_ERROR, 2), "{h:?}");
+    call(
+        &mut s,
+        3,
+        "getFileInfo",
+        GetFileInfoRequest { src: "/".into() }.encode_length_delimited_to_vec(),
+    );
+    assert_eq!(answer(&mut s).0.status, STATUS_SUCCESS);
+    // A call before the connection context: fatal.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"hrpc\x09\x00\x00").unwrap();
+    call(
+        &mut s,
+        0,
+        "getFileInfo",
+        GetFileInfoRequest { src: "/".into() }.encode_length_delimited_to_vec(),
+    );
+    let (h, _) = answer(&mut s);
+    assert_eq!(h.status, STATUS_FATAL, "{h:?}");
+    assert!(closed(&mut s));
+}
+
+#[test]
+fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
+    assert!(
+        std::path::Path::new(PYTHON).exists(),
+        "{PYTHON} is missing: run scripts/setup.sh (scripts/test.sh does)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let base = common::reserve_ports(460);
+    let mut dev = Command::new(common::BIN)
+        .args(["dev", "--port-base", &base.to_string(), "--store", "rocksdb"])
+        .args(["--nameservices", "1", "--datanodes", "1"])
+        .args(["--metaserver-args", "--safemode-extension-ms 0"])
+        .arg("--dir")
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start raftfs dev");
+    let (mut ca, mut members, mut conf) = (None, None, None);
+    for line in BufReader::new(dev.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let line = line.trim();
+        if let Some(v) = line.strip_prefix("export RAFTFS_CA=") {
+            ca = Some(v.to_string());
+        }
+        if let Some(v) = line.strip_prefix("ns1: --fs ") {
+            members = Some(v.to_string());
+        }
+        if let Some(v) = line.strip_prefix("export HADOOP_CONF_DIR=") {
+            conf = Some(v.to_string());
+        }
+        if line.starts_with("Press Ctrl-C") {
+            break;
+        }
+    }
+    let (ca, members, conf) = (
+        ca.expect("RAFTFS_CA"),
+        members.expect("ns1's --fs"),
+        conf.expect("HADOOP_CONF_DIR"),
+    );
+    let dfs = |args: &[&str]| {
+        let out = Command::new(common::BIN)
+            .env("RAFTFS_CA", &ca)
+            .args(["dfs", "--fs", &members])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    dfs(&["-mkdir", "-p", "/user/alice", "/user/bob"]);
+    dfs(&["-chown", "alice", "/user/alice"]);
+    dfs(&["-chown", "bob", "/user/bob"]);
+
+    let out = Command::new(PYTHON)
+        .arg(SCRIPT)
+        .args(["--home", "/user/alice", "--others", "/user/bob"])
+        .env("HADOOP_CONF_DIR", &conf)
+        .env("HADOOP_USER_NAME", "alice")
+        .output()
+        .expect("run hdfs-native");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    print!("{stdout}");
+
+    // The raw protocol checks run against the leader: the member whose
+    // Hadoop RPC answers getFileInfo.
+    let leader = members
+        .trim_start_matches("raftfs://")
+        .split(',')
+        .map(|a| {
+            let port: u16 = a.rsplit(':').next().unwrap().parse().unwrap();
+            format!("127.0.0.1:{}", port + HADOOP_RPC_OFFSET)
+        })
+        .find(|addr| {
+            let mut s = connect(addr, "alice");
+            call(
+                &mut s,
+                0,
+                "getFileInfo",
+                GetFileInfoRequest { src: "/".into() }.encode_length_delimited_to_vec(),
+            );
+            answer(&mut s).0.status == STATUS_SUCCESS
+        });
+    let raw = leader.map(|addr| std::panic::catch_unwind(|| ipc_server_refuses_bad_input_and_goes_on(&addr)));
+    unsafe { libc::kill(dev.id() as i32, libc::SIGINT) };
+    let _ = dev.wait();
+    assert!(out.status.success(), "hdfs-native failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("hdfs-native: ok"), "{stdout}");
+    let raw = raw.expect("one member (the leader) answers getFileInfo");
+    if let Err(e) = raw {
+        std::panic::resume_unwind(e);
+    }
+}
