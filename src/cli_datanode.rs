@@ -77,6 +77,13 @@ pub struct DatanodeArgs {
     /// --insecure (HDFS's dfs.datanode.http.address). Default: none.
     #[arg(long = "http-addr")]
     pub http_addr: Option<SocketAddr>,
+    /// Serve Hadoop's DataTransferProtocol (version 28: reads) here, so
+    /// Hadoop clients read blocks as from an HDFS DataNode (HDFS's
+    /// dfs.datanode.address); the address is registered with every
+    /// nameservice. Plaintext TCP, as Hadoop's data transfer is; block
+    /// access tokens are checked. Default: not served.
+    #[arg(long = "hadoop-xfer-addr")]
+    pub hadoop_xfer_addr: Option<SocketAddr>,
     /// Who may use the HTTP endpoint: simple (default; anyone who reaches
     /// the port, as HDFS's simple HTTP authentication; WebHDFS acts as the
     /// request's user.name) or strong (/metrics for a caller with a
@@ -135,7 +142,8 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
         dirs: a.dirs.clone(),
         listen: a.listen.to_string(),
         advertise,
-        http_advertise: None, // known once the HTTP listener is bound (see `run`)
+        http_advertise: None,        // known once the HTTP listener is bound (see `run`)
+        hadoop_xfer_advertise: None, // likewise
         hostname: a.hostname.clone().unwrap_or(host),
         nameservices,
         routers,
@@ -151,9 +159,9 @@ pub fn config(a: &DatanodeArgs) -> anyhow::Result<DatanodeConfig> {
     })
 }
 
-/// HOST:PORT for others to reach the HTTP listener bound at `bound`: its
-/// own address, or, bound to every interface, the host the data service
-/// advertises (`advertise`) with its port.
+/// HOST:PORT for others to reach a listener (HTTP, Hadoop data transfer)
+/// bound at `bound`: its own address, or, bound to every interface, the
+/// host the data service advertises (`advertise`) with its port.
 fn http_advertise(advertise: &str, bound: SocketAddr) -> String {
     if !bound.ip().is_unspecified() {
         return bound.to_string();
@@ -173,6 +181,17 @@ pub async fn run(a: DatanodeArgs) -> anyhow::Result<()> {
         let bound = l.local_addr().context("the HTTP listener's address")?;
         cfg.http_advertise = Some(http_advertise(&cfg.advertise, bound));
     }
+    let hadoop_xfer = match a.hadoop_xfer_addr {
+        None => None,
+        Some(addr) => {
+            let l = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("listen for Hadoop data transfer on {addr} (--hadoop-xfer-addr)"))?;
+            let bound = l.local_addr().context("the Hadoop data transfer listener's address")?;
+            cfg.hadoop_xfer_advertise = Some(http_advertise(&cfg.advertise, bound));
+            Some(l)
+        }
+    };
     let dn = Datanode::start(cfg.clone(), listener)
         .await
         .map_err(|e| anyhow::anyhow!("start DataNode: {e}"))?;
@@ -181,6 +200,9 @@ pub async fn run(a: DatanodeArgs) -> anyhow::Result<()> {
         cfg.security.server.clone(),
         raftfs_datanode::http_pages::http_pages(dn.node.clone(), auth),
     );
+    if let Some(l) = hadoop_xfer {
+        raftfs_datanode::hadoop_xfer::serve(dn.node.clone(), l);
+    }
     tracing::info!(listen = %cfg.listen, advertise = %cfg.advertise, nameservices = cfg.nameservices.len(), routers = cfg.routers.len(), "DataNode serving");
     let node = dn.node.clone();
     tokio::select! {

@@ -17,8 +17,9 @@
 //! serves its HTTP pages (`/metrics`; the status pages, `/jmx` and WebHDFS
 //! on members; the status pages and WebHDFS on routers; WebHDFS's data
 //! side on DataNodes) on its port plus 200 (so up to port-base + 350), and
-//! each member serves Hadoop RPC on its port plus 360 (so the cluster's
-//! ports stay within port-base .. port-base + 450). A Hadoop client configuration naming every member
+//! each member serves Hadoop RPC, and each DataNode Hadoop's data
+//! transfer, on its port plus 360 (so the cluster's ports stay within
+//! port-base .. port-base + 510). A Hadoop client configuration naming every member
 //! is written to `DIR/hadoop-conf` (see `cli_dev_hadoop_conf`).
 //!
 //! Credentials: the cluster's CA lives in `DIR/ca`; each member's
@@ -60,8 +61,8 @@ const MAX_DEV_DATANODES: u64 = 50;
 /// Each process serves its HTTP pages on its port plus this (past every
 /// RPC port: DataNodes end at port-base + 100 + [`MAX_DEV_DATANODES`]).
 pub const HTTP_PORT_OFFSET: u64 = 200;
-/// Each member serves Hadoop RPC on its port plus this (past every HTTP
-/// port; members end at port-base + 10 * [`MAX_DEV_NAMESERVICES`]).
+/// Each member serves Hadoop RPC, and each DataNode Hadoop's data
+/// transfer, on its port plus this (past every HTTP port).
 pub const HADOOP_RPC_PORT_OFFSET: u64 = 360;
 /// Port offset of the DataNodes from --port-base.
 const DATANODE_PORT_OFFSET: u64 = 100;
@@ -75,7 +76,7 @@ pub struct DevArgs {
     /// Where the cluster keeps its data, pids and logs.
     #[arg(long, default_value = "./dev-data")]
     pub dir: PathBuf,
-    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (status pages, /metrics, /jmx, WebHDFS) on its port + 200, and each member Hadoop RPC on its port + 360.
+    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (status pages, /metrics, /jmx, WebHDFS) on its port + 200, and each member Hadoop RPC (each DataNode Hadoop's data transfer) on its port + 360.
     #[arg(long = "port-base", default_value_t = 9000)]
     pub port_base: u16,
     /// Members of each nameservice (3 or 5 keep a majority through failures).
@@ -302,7 +303,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         bail!("--exec must be leader or apply, not {:?}", a.exec);
     }
     let last_port = (a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes + HTTP_PORT_OFFSET)
-        .max(a.port_base as u64 + 10 * a.nameservices + HADOOP_RPC_PORT_OFFSET);
+        .max(a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes + HADOOP_RPC_PORT_OFFSET);
     if last_port > u16::MAX as u64 {
         bail!("--port-base {} leaves no room for the cluster's ports", a.port_base);
     }
@@ -438,12 +439,14 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         }
         let http = http_addr(&listen)?;
         args.extend(["--http-addr".into(), http.clone()]);
+        let hadoop_xfer = hadoop_rpc_addr(&listen)?;
+        args.extend(["--hadoop-xfer-addr".into(), hadoop_xfer.clone()]);
         args.extend(extra_dn.iter().cloned());
         let log = a.dir.join(format!("dn{j}.log"));
         let name = format!("DataNode {j}");
         let st = spawn(&exe, &args, &log, &dn_pid_file(&a.dir, j), &name)?;
         say!(
-            "  {name}: pid {}, listening on {listen}, page {scheme}://{http}/metrics, log {}",
+            "  {name}: pid {}, listening on {listen}, page {scheme}://{http}/metrics, Hadoop data transfer on {hadoop_xfer}, log {}",
             st.pid,
             log.display()
         );

@@ -109,7 +109,7 @@ fn dfs(ca: &str, fs: &str, args: &[&str]) -> (i32, String) {
 fn dev_stops_on_ctrl_c_and_restarts_with_data() {
     let dir = tempfile::tempdir().unwrap();
     // Members at base + 1.., DataNodes at base + 101.. (see `raftfs dev --help`).
-    let port_base = common::reserve_ports(460);
+    let port_base = common::reserve_ports(520);
     let (mut dev, p) = start_dev(dir.path(), port_base);
     let (fs, fs2, ca) = (p.fs1.clone(), p.fs2.clone(), p.ca.clone());
     assert_eq!(dfs(&ca, &fs, &["-mkdir", "-p", "/kept/across/restarts"]).0, 0);

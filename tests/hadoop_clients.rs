@@ -2,7 +2,9 @@
 //! `hdfs-native` (from PyPI, in the virtual environment `scripts/setup.sh`
 //! makes), configured only by the `HADOOP_CONF_DIR` raftfs dev writes; and
 //! the IPC server's behaviour under garbage, a wrong version, an
-//! oversized frame and an unknown method, spoken byte by byte.
+//! oversized frame and an unknown method, spoken byte by byte; and a
+//! DataNode's DataTransferProtocol, which reads a replica only for its
+//! block access token.
 
 use crate::common;
 
@@ -12,7 +14,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use prost::Message;
-use raftfs_hadoop::wire::namenode::{GetFileInfoRequest, GetFileInfoResponse};
+use raftfs_hadoop::wire::datatransfer::{
+    BaseHeader, BlockOpResponse, ClientOperationHeader, OpReadBlock, DATA_TRANSFER_VERSION, OP_READ_BLOCK,
+    STATUS_ERROR as XFER_ERROR, STATUS_ERROR_ACCESS_TOKEN, STATUS_SUCCESS as XFER_SUCCESS,
+};
+use raftfs_hadoop::wire::hdfs::Token;
+use raftfs_hadoop::wire::namenode::{
+    GetBlockLocationsRequest, GetBlockLocationsResponse, GetFileInfoRequest, GetFileInfoResponse,
+};
 use raftfs_hadoop::wire::rpc::*;
 
 const PYTHON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/python-clients/bin/python");
@@ -20,6 +29,19 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/hadoop_
 /// A member's Hadoop RPC port is its port plus this in `raftfs dev`.
 const HADOOP_RPC_OFFSET: u16 = 360;
 const PROTOCOL: &str = "org.apache.hadoop.hdfs.protocol.ClientProtocol";
+/// Sizes of the files hdfs-native reads: empty, within a chunk, chunk
+/// edges, several packets, and four blocks of [`MULTI_BLOCK_SIZE_BYTES`].
+const FILE_SIZES: [usize; 6] = [0, 1, 511, 513, 200_000, 3 * 1024 * 1024 + 17];
+const MULTI_BLOCK_SIZE_BYTES: u64 = 1024 * 1024;
+/// The script also reads this range of each file long enough (across a
+/// block boundary in the largest).
+const RANGE_AT: usize = 1024 * 1024 - 1000;
+const RANGE_LEN: usize = 5000;
+
+/// Bytes that differ at every offset (so a wrong offset shows).
+fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i as u32 * 31 + (i >> 9) as u32) as u8).collect()
+}
 
 fn frame(parts: &[Vec<u8>]) -> Vec<u8> {
     let body: Vec<u8> = parts.concat();
@@ -160,6 +182,65 @@ fn ipc_server_refuses_bad_input_and_goes_on(addr: &str) {
         GetFileInfoRequest { src: "/".into() }.encode_length_delimited_to_vec(),
     );
     assert_eq!(answer(&mut s).0.status, STATUS_SUCCESS);
+    // The DataNode's data transfer: a block's replica is read only with
+    // the block access token getBlockLocations hands out; a wrong version
+    // is refused.
+    let req = GetBlockLocationsRequest {
+        src: format!("/user/alice/data/f{}", FILE_SIZES[4]),
+        offset: 0,
+        length: 1 << 20,
+    };
+    call(&mut s, 4, "getBlockLocations", req.encode_length_delimited_to_vec());
+    let (h, body) = answer(&mut s);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    let located = GetBlockLocationsResponse::decode(&body[..]).unwrap().locations.unwrap();
+    let lb = &located.blocks[0];
+    let dn = &lb.locs[0].id;
+    let xfer = format!("{}:{}", dn.ip_addr, dn.xfer_port);
+    let read_op = |token: Option<Token>| {
+        let op = OpReadBlock {
+            header: ClientOperationHeader {
+                base_header: BaseHeader {
+                    block: lb.b.clone(),
+                    token,
+                },
+                client_name: "raw".into(),
+            },
+            offset: 0,
+            len: 10,
+            send_checksums: Some(true),
+        };
+        let mut bytes = DATA_TRANSFER_VERSION.to_be_bytes().to_vec();
+        bytes.push(OP_READ_BLOCK);
+        bytes.extend(op.encode_length_delimited_to_vec());
+        let mut d = TcpStream::connect(&xfer).unwrap();
+        d.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        d.write_all(&bytes).unwrap();
+        let mut first = vec![0u8; 4096];
+        let n = d.read(&mut first).unwrap();
+        let mut b = &first[..n];
+        BlockOpResponse::decode_length_delimited(&mut b).unwrap()
+    };
+    assert!(
+        !lb.block_token.identifier.is_empty(),
+        "raftfs dev runs TLS, so blocks come with tokens"
+    );
+    assert_eq!(read_op(Some(lb.block_token.clone())).status, XFER_SUCCESS);
+    let refused = read_op(None);
+    assert_eq!(refused.status, STATUS_ERROR_ACCESS_TOKEN, "{refused:?}");
+    let mut forged = lb.block_token.clone();
+    forged.password[0] ^= 1;
+    assert_eq!(read_op(Some(forged)).status, STATUS_ERROR_ACCESS_TOKEN);
+    let mut d = TcpStream::connect(&xfer).unwrap();
+    d.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    d.write_all(&[0, 27, OP_READ_BLOCK]).unwrap();
+    let mut first = vec![0u8; 4096];
+    let n = d.read(&mut first).unwrap();
+    let wrong = BlockOpResponse::decode_length_delimited(&first[..n]).unwrap();
+    assert_eq!(wrong.status, XFER_ERROR);
+    assert!(wrong.message.unwrap_or_default().contains("Version Mismatch"));
+    assert!(closed(&mut d));
+
     // A call before the connection context: fatal.
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -182,7 +263,7 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
         "{PYTHON} is missing: run scripts/setup.sh (scripts/test.sh does)"
     );
     let dir = tempfile::tempdir().unwrap();
-    let base = common::reserve_ports(460);
+    let base = common::reserve_ports(520);
     let mut dev = Command::new(common::BIN)
         .args(["dev", "--port-base", &base.to_string(), "--store", "rocksdb"])
         .args(["--nameservices", "1", "--datanodes", "1"])
@@ -231,10 +312,42 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     dfs(&["-mkdir", "-p", "/user/alice", "/user/bob"]);
     dfs(&["-chown", "alice", "/user/alice"]);
     dfs(&["-chown", "bob", "/user/bob"]);
+    dfs(&["-mkdir", "-p", "/user/alice/data"]);
+    dfs(&["-chown", "alice", "/user/alice/data"]);
+
+    // Files the SDK writes (one of four 1 MiB blocks), for hdfs-native to
+    // read over DataTransferProtocol.
+    let written: Vec<(String, Vec<u8>)> = FILE_SIZES
+        .iter()
+        .map(|n| (format!("/user/alice/data/f{n}"), pattern(*n)))
+        .collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let opts = raftfs_client::ClientOptions {
+            tls: raftfs_client::ClientTls::CaFile(ca.clone().into()),
+            ..Default::default()
+        };
+        let alice = raftfs_client::Identity {
+            user: "alice".into(),
+            groups: Vec::new(),
+        };
+        let fs = raftfs_client::FileSystem::connect(&members, alice, opts).unwrap();
+        for (path, data) in &written {
+            let mut w = fs
+                .create_file_opt(path, false, None, 3, MULTI_BLOCK_SIZE_BYTES, true)
+                .await
+                .unwrap();
+            w.write(data).await.unwrap();
+            w.close().await.unwrap();
+        }
+    });
+    let read_dir = tempfile::tempdir().unwrap();
 
     let out = Command::new(PYTHON)
         .arg(SCRIPT)
         .args(["--home", "/user/alice", "--others", "/user/bob"])
+        .args(["--read-dir", read_dir.path().to_str().unwrap()])
+        .args(written.iter().map(|(p, _)| format!("--read={p}")))
         .env("HADOOP_CONF_DIR", &conf)
         .env("HADOOP_USER_NAME", "alice")
         .output()
@@ -269,6 +382,17 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     let _ = dev.wait();
     assert!(out.status.success(), "hdfs-native failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("hdfs-native: ok"), "{stdout}");
+    // What hdfs-native read is what the SDK wrote, whole and in ranges.
+    for (path, data) in &written {
+        let name = path.rsplit('/').next().unwrap();
+        let got = std::fs::read(read_dir.path().join(name)).unwrap();
+        assert!(got == *data, "{path}: read {} bytes, wrote {}", got.len(), data.len());
+        if data.len() > RANGE_AT {
+            let range = std::fs::read(read_dir.path().join(format!("{name}.range"))).unwrap();
+            let end = (RANGE_AT + RANGE_LEN).min(data.len());
+            assert!(range == data[RANGE_AT..end], "{path}: the range read differs");
+        }
+    }
     let raw = raw.expect("one member (the leader) answers getFileInfo");
     if let Err(e) = raw {
         std::panic::resume_unwind(e);

@@ -249,6 +249,7 @@ async fn a_datanode_uuid_belongs_to_the_certificate_that_registered_it() {
         block_pool_id: c.ids.2.clone(),
         storage_ids: vec!["DS-stolen".into()],
         http_addr: String::new(),
+        hadoop_xfer_addr: String::new(),
     };
     let reply = dp
         .register_datanode(pb::DnMessage {

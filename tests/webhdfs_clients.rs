@@ -23,7 +23,7 @@ fn hdfscli_and_fsspec_work_against_raftfs_dev() {
         "{PYTHON} is missing: run scripts/setup.sh (scripts/test.sh does)"
     );
     let dir = tempfile::tempdir().unwrap();
-    let base = common::reserve_ports(460);
+    let base = common::reserve_ports(520);
     let mut dev = Command::new(common::BIN)
         .args(["dev", "--port-base", &base.to_string(), "--store", "rocksdb"])
         .args(["--nameservices", "1", "--datanodes", "3"])

@@ -544,6 +544,7 @@ pub async fn blockreport(a: BlockReportArgs) -> anyhow::Result<()> {
                 block_pool_id: "BP".into(),
                 storage_ids: vec!["DS-1".into()],
                 http_addr: String::new(),
+                hadoop_xfer_addr: String::new(),
             },
             Instant::now(),
         )

@@ -133,6 +133,7 @@ async fn member_loop(node: Arc<Node>, addr: String, info: NamespaceInfo, highest
             block_pool_id: bpid.clone(),
             storage_ids: node.storage.storage_ids(),
             http_addr: node.cfg.http_advertise.clone().unwrap_or_default(),
+            hadoop_xfer_addr: node.cfg.hadoop_xfer_advertise.clone().unwrap_or_default(),
         };
         let registered: Result<RegistrationReply, FsError> =
             async { dec(node.member(&addr)?.register_datanode(enc(&reg)?).await) }.await;

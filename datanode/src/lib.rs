@@ -12,6 +12,7 @@
 //! * [`copy`]: copying a replica to other DataNodes.
 //! * [`federation_follower`]: with `--router`, the nameservices the routers
 //!   register, served and removed as they change.
+//! * [`hadoop_xfer`]: Hadoop's DataTransferProtocol (reads) on its own port.
 //! * [`http_pages`]: `/metrics` on the node's HTTP port.
 //! * [`webhdfs_data`]: WebHDFS's OPEN, CREATE, APPEND and GETFILECHECKSUM,
 //!   redirected here by the namespace's endpoints, run through the SDK.
@@ -21,6 +22,7 @@
 pub mod actor;
 pub mod copy;
 pub mod federation_follower;
+pub mod hadoop_xfer;
 pub mod http_pages;
 pub mod node;
 pub mod scanner;

@@ -46,6 +46,10 @@ pub struct DatanodeConfig {
     /// with every nameservice so their WebHDFS endpoints can redirect here;
     /// `None`: it serves no HTTP.
     pub http_advertise: Option<String>,
+    /// HOST:PORT where it serves Hadoop's DataTransferProtocol
+    /// ([`crate::hadoop_xfer`]), registered with every nameservice so their
+    /// Hadoop RPC names it to Hadoop clients; `None`: it serves none.
+    pub hadoop_xfer_advertise: Option<String>,
     /// Host name reported to metaservers (placement puts a writer's first replica on its own host).
     pub hostname: String,
     /// Every nameservice served: the member addresses of each.

@@ -8,14 +8,15 @@
 //! encryption zone, no data encryption key). A method ClientProtocol does
 //! not have answers `RpcNoSuchMethodException`.
 //!
-//! Caveat (this slice): the block calls of the write and read path
-//! (addBlock, getBlockLocations, ...) answer `UnsupportedOperationException`
-//! until the DataNodes speak DataTransferProtocol; listings asked for with
+//! Caveat (this slice): the block calls of the write path (addBlock,
+//! append, ...) answer `UnsupportedOperationException` until the DataNodes
+//! take writes over DataTransferProtocol; listings asked for with
 //! locations come without them.
 
 use prost::Message;
 use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
 
+use crate::blocks;
 use crate::ids;
 use crate::namespace::{HaState, HadoopNamespace, IpcCaller};
 use crate::remote_error::RemoteError;
@@ -323,6 +324,21 @@ pub async fn answer(
                 run(Some(&r.client_name), Op::RecoverLease { path: r.src }).await?,
             )?
         }
+        "getBlockLocations" => {
+            let r: GetBlockLocationsRequest = decode(request)?;
+            let op = Op::GetBlockLocations {
+                path: r.src,
+                offset: r.offset,
+                length: r.length,
+            };
+            match run(None, op).await? {
+                OpResult::Blocks(lbs) => GetBlockLocationsResponse {
+                    locations: Some(blocks::located_blocks(ns, &lbs)?),
+                }
+                .encode_to_vec(),
+                other => return Err(unexpected(method, other)),
+            }
+        }
         "msync" => {
             decode::<EmptyMessage>(request)?;
             if ns.ha_state() != HaState::Active {
@@ -455,8 +471,7 @@ fn is_unsupported_feature_method(m: &str) -> bool {
 fn is_client_protocol_method(m: &str) -> bool {
     matches!(
         m,
-        "getBlockLocations"
-            | "append"
+        "append"
             | "addBlock"
             | "abandonBlock"
             | "getAdditionalDatanode"

@@ -19,6 +19,7 @@
 //! feature raftfs does not have is answered with the exception HDFS gives
 //! (the connection goes on).
 
+pub mod blocks;
 pub mod client_protocol;
 pub mod ids;
 pub mod namespace;
@@ -27,6 +28,6 @@ pub mod server;
 pub mod status;
 pub mod wire;
 
-pub use namespace::{HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+pub use namespace::{DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 pub use remote_error::RemoteError;
 pub use server::{serve, MAX_IPC_FRAME_BYTES};

@@ -26,6 +26,14 @@ pub enum HaState {
     Standby,
 }
 
+/// Where a DataNode serves Hadoop's data transfer and HTTP (HOST:PORT;
+/// empty when it serves none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatanodeEndpoints {
+    pub xfer_addr: String,
+    pub http_addr: String,
+}
+
 /// What `getServerDefaults` answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerDefaults {
@@ -46,4 +54,7 @@ pub trait HadoopNamespace: Send + Sync + 'static {
 
     /// The defaults a client creates files with.
     fn server_defaults(&self) -> ServerDefaults;
+
+    /// Where registered DataNode `uuid` serves Hadoop's data transfer.
+    fn datanode_endpoints(&self, uuid: &str) -> Option<DatanodeEndpoints>;
 }

@@ -60,6 +60,9 @@ pub struct Registration {
     /// HOST:PORT of its HTTP endpoint, which serves WebHDFS's data side
     /// (HDFS's `infoPort`); empty when it serves none.
     pub http_addr: String,
+    /// HOST:PORT of its Hadoop DataTransferProtocol service; empty when it
+    /// serves none.
+    pub hadoop_xfer_addr: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

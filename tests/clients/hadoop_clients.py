@@ -4,11 +4,14 @@ acts as HADOOP_USER_NAME. Prints one line per check; exits non-zero on the
 first failure."""
 
 import argparse
+import os
 import sys
 
 from hdfs_native import Client
 
 LISTED_ENTRIES = 1005  # over one getListing page (1000)
+RANGE_AT = 1024 * 1024 - 1000  # as tests/hadoop_clients.rs
+RANGE_LEN = 5000
 
 
 def expect_error(what, call, kind, text):
@@ -26,6 +29,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--home", required=True)
     p.add_argument("--others", required=True, help="a directory the user may not write")
+    p.add_argument("--read", action="append", default=[], help="a file to read into --read-dir")
+    p.add_argument("--read-dir")
     a = p.parse_args()
     c = Client()  # fs.defaultFS and the nameservice's members from HADOOP_CONF_DIR
     home = a.home
@@ -61,8 +66,10 @@ def main():
     assert listed == [f"d{i:04}" for i in range(LISTED_ENTRIES)], (len(listed), listed[:3])
     print(f"a listing of {len(listed)} entries over two pages: ok")
 
-    cs = c.get_content_summary(home)
-    assert (cs.directory_count, cs.file_count, cs.length) == (LISTED_ENTRIES + 4, 1, 0), cs
+    cs = c.get_content_summary(f"{home}/many")
+    assert (cs.directory_count, cs.file_count, cs.length) == (LISTED_ENTRIES + 1, 0, 0), cs
+    cs = c.get_content_summary(f"{home}/a")
+    assert (cs.directory_count, cs.file_count, cs.length) == (2, 1, 0), cs
     print(f"content summary: ok ({cs.directory_count} directories, {cs.file_count} file)")
 
     expect_error("info of a missing path", lambda: c.get_file_info(f"{home}/none"), FileNotFoundError, "")
@@ -79,6 +86,19 @@ def main():
         FileExistsError,  # hdfs-native's for FileAlreadyExistsException
         "already exists",
     )
+
+    for path in a.read:
+        name = path.rsplit("/", 1)[-1]
+        with c.read(path) as r:
+            data = r.read()
+        with open(os.path.join(a.read_dir, name), "wb") as out:
+            out.write(data)
+        if len(data) > RANGE_AT:
+            with c.read(path) as r:
+                part = r.read_range(RANGE_AT, min(RANGE_LEN, len(data) - RANGE_AT))
+            with open(os.path.join(a.read_dir, name + ".range"), "wb") as out:
+                out.write(part)
+        print(f"read {path}: {len(data)} bytes")
 
     assert c.delete(f"{home}/a", recursive=True)
     assert c.delete(f"{home}/many", recursive=True)

@@ -199,6 +199,7 @@ impl BlockManager {
                 node.id = reg.id.clone();
                 node.storage_ids = reg.storage_ids.clone();
                 node.http_addr = reg.http_addr.clone();
+                node.hadoop_xfer_addr = reg.hadoop_xfer_addr.clone();
                 node.last_heartbeat = now;
                 node.dead = false;
                 if admin == AdminState::Normal {
@@ -218,6 +219,7 @@ impl BlockManager {
                     id: reg.id.clone(),
                     storage_ids: reg.storage_ids.clone(),
                     http_addr: reg.http_addr.clone(),
+                    hadoop_xfer_addr: reg.hadoop_xfer_addr.clone(),
                     stats: Heartbeat {
                         uuid: reg.id.uuid.clone(),
                         block_pool_id: reg.block_pool_id.clone(),
@@ -560,6 +562,15 @@ impl BlockManager {
             .filter(|n| n.usable() && !n.http_addr.is_empty())
             .map(|n| (n.id.uuid.clone(), n.http_addr.clone()))
             .collect()
+    }
+
+    /// Where DataNode `uuid` serves Hadoop's DataTransferProtocol and HTTP
+    /// (either empty when it serves none), if it is registered.
+    pub fn hadoop_endpoints(&self, uuid: &str) -> Option<(String, String)> {
+        let st = self.state.lock();
+        let i = *st.by_uuid.get(uuid)?;
+        let n = &st.nodes[i as usize];
+        Some((n.hadoop_xfer_addr.clone(), n.http_addr.clone()))
     }
 
     /// Every registered DataNode, as `dfsadmin -report` shows them.

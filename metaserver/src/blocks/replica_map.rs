@@ -74,6 +74,8 @@ pub(crate) struct Descriptor {
     pub storage_ids: Vec<String>,
     /// Where it serves HTTP (empty: nowhere), as it registered.
     pub http_addr: String,
+    /// Where it serves Hadoop's DataTransferProtocol (empty: nowhere).
+    pub hadoop_xfer_addr: String,
     pub stats: Heartbeat,
     pub last_heartbeat: Instant,
     pub dead: bool,

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use raftfs_hadoop::namespace::CallFuture;
-use raftfs_hadoop::{HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+use raftfs_hadoop::{DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 use raftfs_proto::limits::{BYTES_PER_CHECKSUM, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 use raftfs_proto::{CallCtx, Op};
 
@@ -63,5 +63,10 @@ impl HadoopNamespace for MemberHadoopNamespace {
             replication: DEFAULT_REPLICATION,
             bytes_per_checksum: BYTES_PER_CHECKSUM as u32,
         }
+    }
+
+    fn datanode_endpoints(&self, uuid: &str) -> Option<DatanodeEndpoints> {
+        let (xfer_addr, http_addr) = self.member.blocks.hadoop_endpoints(uuid)?;
+        Some(DatanodeEndpoints { xfer_addr, http_addr })
     }
 }

@@ -1,0 +1,110 @@
+//! Blocks and their locations as Hadoop's messages: a DataNode is named by
+//! the Hadoop DataTransferProtocol address it registered (a replica on a
+//! DataNode without one is left out: a Hadoop client could not reach it),
+//! and raftfs's block access token travels inside Hadoop's token message
+//! (its identifier is raftfs's encoded identifier; the DataNode decodes it).
+
+use raftfs_proto::{codec, BlockToken, DatanodeId, FsError, LocatedBlock, LocatedBlocks};
+
+use crate::namespace::{DatanodeEndpoints, HadoopNamespace};
+use crate::wire::hdfs::{self, Token, ADMIN_NORMAL, STORAGE_DISK};
+
+/// The token kind HDFS gives block access tokens.
+pub const BLOCK_TOKEN_KIND: &str = "HDFS_BLOCK_TOKEN";
+
+/// Hadoop's token message for `t` (an empty token when there is none:
+/// block tokens are off).
+pub fn block_token(t: Option<&BlockToken>) -> Result<Token, FsError> {
+    Ok(match t {
+        Some(t) => Token {
+            identifier: codec::encode(&t.identifier)?,
+            password: t.password.clone(),
+            kind: BLOCK_TOKEN_KIND.into(),
+            service: String::new(),
+        },
+        None => Token {
+            identifier: Vec::new(),
+            password: Vec::new(),
+            kind: String::new(),
+            service: String::new(),
+        },
+    })
+}
+
+fn split_addr(addr: &str) -> Option<(&str, u32)> {
+    let (host, port) = addr.rsplit_once(':')?;
+    Some((host, port.parse().ok()?))
+}
+
+/// A DataNode as Hadoop's clients reach it, if it serves Hadoop's data transfer.
+pub fn datanode_info(id: &DatanodeId, at: &DatanodeEndpoints) -> Option<hdfs::DatanodeInfo> {
+    let (ip, xfer_port) = split_addr(&at.xfer_addr)?;
+    let info_port = split_addr(&at.http_addr).map_or(0, |(_, p)| p);
+    Some(hdfs::DatanodeInfo {
+        id: hdfs::DatanodeId {
+            ip_addr: ip.to_string(),
+            host_name: if id.hostname.is_empty() {
+                ip.to_string()
+            } else {
+                id.hostname.clone()
+            },
+            datanode_uuid: id.uuid.clone(),
+            xfer_port,
+            info_port,
+            ipc_port: 0,
+        },
+        capacity: None,
+        dfs_used: None,
+        remaining: None,
+        block_pool_used: None,
+        last_update: None,
+        xceiver_count: None,
+        admin_state: Some(ADMIN_NORMAL),
+        num_blocks: None,
+    })
+}
+
+pub fn located_block(
+    ns: &dyn HadoopNamespace,
+    lb: &LocatedBlock,
+    pool_id: &str,
+) -> Result<hdfs::LocatedBlock, FsError> {
+    let locs: Vec<hdfs::DatanodeInfo> = lb
+        .locations
+        .iter()
+        .filter_map(|d| datanode_info(d, &ns.datanode_endpoints(&d.uuid)?))
+        .collect();
+    Ok(hdfs::LocatedBlock {
+        b: hdfs::ExtendedBlock {
+            pool_id: pool_id.to_string(),
+            block_id: lb.block.id,
+            generation_stamp: lb.block.gen_stamp,
+            num_bytes: Some(lb.block.num_bytes),
+        },
+        offset: lb.offset,
+        is_cached: vec![false; locs.len()],
+        storage_types: vec![STORAGE_DISK; locs.len()],
+        storage_ids: Vec::new(),
+        locs,
+        corrupt: lb.corrupt,
+        block_token: block_token(lb.token.as_ref())?,
+    })
+}
+
+pub fn located_blocks(ns: &dyn HadoopNamespace, lbs: &LocatedBlocks) -> Result<hdfs::LocatedBlocks, FsError> {
+    let pool = &lbs.block_pool_id;
+    let blocks = lbs
+        .blocks
+        .iter()
+        .map(|lb| located_block(ns, lb, pool))
+        .collect::<Result<Vec<_>, _>>()?;
+    // HDFS sends the file's last block again as `lastBlock`, complete or not.
+    let last_block = blocks.last().cloned();
+    Ok(hdfs::LocatedBlocks {
+        file_length: lbs.file_length,
+        blocks,
+        under_construction: lbs.under_construction,
+        last_block,
+        is_last_block_complete: lbs.last_block_complete,
+    })
+}
