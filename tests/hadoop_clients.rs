@@ -38,6 +38,11 @@ const MULTI_BLOCK_SIZE_BYTES: u64 = 1024 * 1024;
 const RANGE_AT: usize = 1024 * 1024 - 1000;
 const RANGE_LEN: usize = 5000;
 
+/// Sizes of the files hdfs-native writes (with 1 MiB blocks) and the SDK
+/// reads, as `tests/clients/hadoop_clients.py` has them; and its append.
+const WRITE_SIZES: [usize; 3] = [1, 70_000, 3 * 1024 * 1024 + 17];
+const APPENDED: usize = 1000;
+
 /// Bytes that differ at every offset (so a wrong offset shows).
 fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u32 * 31 + (i >> 9) as u32) as u8).collect()
@@ -107,6 +112,46 @@ fn answer(s: &mut TcpStream) -> (RpcResponseHeader, Vec<u8>) {
         b[..n].to_vec()
     };
     (h, body)
+}
+
+/// Stops `raftfs dev` (SIGINT, as Ctrl-C does) when dropped, a failed
+/// assertion included, so no cluster outlives its test.
+struct StopOnDrop(std::process::Child);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGINT) };
+        let _ = self.0.wait();
+    }
+}
+
+/// The Hadoop RPC address of each member of `members` (raftfs://a,b,c),
+/// with its member id (its position, as `raftfs dev` numbers them).
+fn hadoop_addrs(members: &str) -> Vec<(u64, String)> {
+    (1..)
+        .zip(members.trim_start_matches("raftfs://").split(','))
+        .map(|(i, a)| {
+            let port: u16 = a.rsplit(':').next().unwrap().parse().unwrap();
+            (i, format!("127.0.0.1:{}", port + HADOOP_RPC_OFFSET))
+        })
+        .collect()
+}
+
+/// The member whose Hadoop RPC answers getFileInfo (the leader).
+fn hadoop_leader(members: &str) -> Option<(u64, String)> {
+    hadoop_addrs(members).into_iter().find(|(_, addr)| {
+        if TcpStream::connect(addr).is_err() {
+            return false; // a member that is down
+        }
+        let mut s = connect(addr, "alice");
+        call(
+            &mut s,
+            0,
+            "getFileInfo",
+            GetFileInfoRequest { src: "/".into() }.encode_length_delimited_to_vec(),
+        );
+        answer(&mut s).0.status == STATUS_SUCCESS
+    })
 }
 
 /// Whether the server closed the connection (after anything it sent):
@@ -264,18 +309,20 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     );
     let dir = tempfile::tempdir().unwrap();
     let base = common::reserve_ports(520);
-    let mut dev = Command::new(common::BIN)
-        .args(["dev", "--port-base", &base.to_string(), "--store", "rocksdb"])
-        .args(["--nameservices", "1", "--datanodes", "1"])
-        .args(["--metaserver-args", "--safemode-extension-ms 0"])
-        .arg("--dir")
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start raftfs dev");
+    let mut dev = StopOnDrop(
+        Command::new(common::BIN)
+            .args(["dev", "--port-base", &base.to_string(), "--store", "rocksdb"])
+            .args(["--nameservices", "1", "--datanodes", "3"])
+            .args(["--metaserver-args", "--safemode-extension-ms 0"])
+            .arg("--dir")
+            .arg(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start raftfs dev"),
+    );
     let (mut ca, mut members, mut conf) = (None, None, None);
-    for line in BufReader::new(dev.stdout.take().unwrap()).lines() {
+    for line in BufReader::new(dev.0.stdout.take().unwrap()).lines() {
         let line = line.unwrap();
         let line = line.trim();
         if let Some(v) = line.strip_prefix("export RAFTFS_CA=") {
@@ -342,11 +389,16 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
         }
     });
     let read_dir = tempfile::tempdir().unwrap();
+    // The script kills this member mid-write (the write goes on).
+    let (leader_id, _) = hadoop_leader(&members).expect("a leader serves Hadoop RPC");
+    let leader_pid = dir.path().join(format!("ns1/m{leader_id}.pid"));
 
     let out = Command::new(PYTHON)
         .arg(SCRIPT)
         .args(["--home", "/user/alice", "--others", "/user/bob"])
         .args(["--read-dir", read_dir.path().to_str().unwrap()])
+        .args(["--write-dir", "/user/alice/written"])
+        .args(["--kill-mid-write", leader_pid.to_str().unwrap()])
         .args(written.iter().map(|(p, _)| format!("--read={p}")))
         .env("HADOOP_CONF_DIR", &conf)
         .env("HADOOP_USER_NAME", "alice")
@@ -358,30 +410,50 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     );
     print!("{stdout}");
 
+    // What hdfs-native wrote (several packets, four blocks, an append) the SDK reads.
+    let sdk_read = rt.block_on(async {
+        let opts = raftfs_client::ClientOptions {
+            tls: raftfs_client::ClientTls::CaFile(ca.clone().into()),
+            ..Default::default()
+        };
+        let fs = raftfs_client::FileSystem::connect(&members, raftfs_client::Identity::resolve(Some("alice")), opts)
+            .unwrap();
+        let mut out = Vec::new();
+        for name in WRITE_SIZES
+            .iter()
+            .map(|n| format!("w{n}"))
+            .chain(["appended".to_string(), "across-failover".to_string()])
+        {
+            let path = format!("/user/alice/written/{name}");
+            let data = match fs.open(&path).await {
+                Ok(mut r) => r.read_to_end().await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            out.push((name, data));
+        }
+        out
+    });
     // The raw protocol checks run against the leader: the member whose
     // Hadoop RPC answers getFileInfo.
-    let leader = members
-        .trim_start_matches("raftfs://")
-        .split(',')
-        .map(|a| {
-            let port: u16 = a.rsplit(':').next().unwrap().parse().unwrap();
-            format!("127.0.0.1:{}", port + HADOOP_RPC_OFFSET)
-        })
-        .find(|addr| {
-            let mut s = connect(addr, "alice");
-            call(
-                &mut s,
-                0,
-                "getFileInfo",
-                GetFileInfoRequest { src: "/".into() }.encode_length_delimited_to_vec(),
-            );
-            answer(&mut s).0.status == STATUS_SUCCESS
-        });
+    let leader = hadoop_leader(&members).map(|(_, addr)| addr);
     let raw = leader.map(|addr| std::panic::catch_unwind(|| ipc_server_refuses_bad_input_and_goes_on(&addr)));
-    unsafe { libc::kill(dev.id() as i32, libc::SIGINT) };
-    let _ = dev.wait();
+    drop(dev);
     assert!(out.status.success(), "hdfs-native failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("hdfs-native: ok"), "{stdout}");
+    for (name, data) in sdk_read {
+        let data = data.unwrap_or_else(|e| panic!("the SDK reads {name}: {e}"));
+        let want = match name.strip_prefix('w') {
+            Some(n) => pattern(n.parse().unwrap()),
+            None if name == "appended" => pattern(WRITE_SIZES[2])[..2 * APPENDED].to_vec(),
+            None => pattern(WRITE_SIZES[2]),
+        };
+        assert!(
+            data == want,
+            "{name}: the SDK read {} bytes, hdfs-native wrote {}",
+            data.len(),
+            want.len()
+        );
+    }
     // What hdfs-native read is what the SDK wrote, whole and in ranges.
     for (path, data) in &written {
         let name = path.rsplit('/').next().unwrap();

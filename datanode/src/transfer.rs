@@ -23,7 +23,7 @@ use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
@@ -139,13 +139,17 @@ async fn open_replica(node: &Arc<Node>, pool: &Arc<Pool>, header: &WriteHeader) 
     .await
 }
 
-/// Receive one block: the body of a WriteBlock call.
-async fn receive_block(
+/// Receive one block: the body of a WriteBlock call, and of a Hadoop
+/// client's WRITE_BLOCK ([`crate::hadoop_xfer`]), whose packets arrive
+/// converted.
+pub(crate) async fn receive_block<S>(
     node: Arc<Node>,
     header: WriteHeader,
-    mut inbound: Streaming<WritePacket>,
+    mut inbound: S,
     upstream: mpsc::Sender<Result<WriteAck, Status>>,
-) {
+) where
+    S: Stream<Item = Result<WritePacket, Status>> + Unpin + Send + 'static,
+{
     let _x = node.xceiver();
     let n_down = header.downstream.len();
     let fail_setup = |msg: String| {
@@ -240,7 +244,7 @@ async fn receive_block(
         }
     });
     loop {
-        let pkt = match inbound.message().await {
+        let pkt = match inbound.next().await.transpose() {
             Ok(Some(p)) => p,
             Ok(None) => break,
             Err(s) => {

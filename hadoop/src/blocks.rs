@@ -3,6 +3,8 @@
 //! DataNode without one is left out: a Hadoop client could not reach it),
 //! and raftfs's block access token travels inside Hadoop's token message
 //! (its identifier is raftfs's encoded identifier; the DataNode decodes it).
+//! `ipcPort` carries the DataNode's raftfs data transfer port, which the
+//! head of a Hadoop client's write pipeline forwards to.
 
 use raftfs_proto::{codec, BlockToken, DatanodeId, FsError, LocatedBlock, LocatedBlocks};
 
@@ -51,7 +53,10 @@ pub fn datanode_info(id: &DatanodeId, at: &DatanodeEndpoints) -> Option<hdfs::Da
             datanode_uuid: id.uuid.clone(),
             xfer_port,
             info_port,
-            ipc_port: 0,
+            // raftfs's own data transfer port: a DataNode that heads a
+            // Hadoop client's pipeline forwards down it through raftfs's
+            // pipeline (HDFS's ClientDatanodeProtocol is not served).
+            ipc_port: split_addr(&id.addr).map_or(0, |(_, p)| p),
         },
         capacity: None,
         dfs_used: None,
@@ -69,11 +74,14 @@ pub fn located_block(
     lb: &LocatedBlock,
     pool_id: &str,
 ) -> Result<hdfs::LocatedBlock, FsError> {
-    let locs: Vec<hdfs::DatanodeInfo> = lb
+    let (locs, storage_ids): (Vec<hdfs::DatanodeInfo>, Vec<String>) = lb
         .locations
         .iter()
-        .filter_map(|d| datanode_info(d, &ns.datanode_endpoints(&d.uuid)?))
-        .collect();
+        .filter_map(|d| {
+            let at = ns.datanode_endpoints(&d.uuid)?;
+            Some((datanode_info(d, &at)?, at.storage_id))
+        })
+        .unzip();
     Ok(hdfs::LocatedBlock {
         b: hdfs::ExtendedBlock {
             pool_id: pool_id.to_string(),
@@ -84,7 +92,7 @@ pub fn located_block(
         offset: lb.offset,
         is_cached: vec![false; locs.len()],
         storage_types: vec![STORAGE_DISK; locs.len()],
-        storage_ids: Vec::new(),
+        storage_ids,
         locs,
         corrupt: lb.corrupt,
         block_token: block_token(lb.token.as_ref())?,

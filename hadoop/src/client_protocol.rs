@@ -8,10 +8,7 @@
 //! encryption zone, no data encryption key). A method ClientProtocol does
 //! not have answers `RpcNoSuchMethodException`.
 //!
-//! Caveat (this slice): the block calls of the write path (addBlock,
-//! append, ...) answer `UnsupportedOperationException` until the DataNodes
-//! take writes over DataTransferProtocol; listings asked for with
-//! locations come without them.
+//! Caveat: listings asked for with locations come without them.
 
 use prost::Message;
 use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
@@ -339,6 +336,108 @@ pub async fn answer(
                 other => return Err(unexpected(method, other)),
             }
         }
+        "addBlock" => {
+            let r: AddBlockRequest = decode(request)?;
+            let op = Op::AddBlock {
+                path: r.src,
+                previous: r.previous.as_ref().map(block),
+                excluded: uuids(&r.exclude_nodes),
+            };
+            match run(Some(&r.client_name), op).await? {
+                OpResult::Located(lb) => LocatedBlockResponse {
+                    block: blocks::located_block(ns, &lb, &ns.block_pool_id())?,
+                }
+                .encode_to_vec(),
+                other => return Err(unexpected(method, other)),
+            }
+        }
+        "abandonBlock" => {
+            let r: AbandonBlockRequest = decode(request)?;
+            let op = Op::AbandonBlock {
+                path: r.src,
+                block: block(&r.b),
+            };
+            run(Some(&r.holder), op).await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "getAdditionalDatanode" => {
+            let r: GetAdditionalDatanodeRequest = decode(request)?;
+            let op = Op::GetAdditionalDatanode {
+                path: r.src,
+                block: block(&r.blk),
+                existing: uuids(&r.existings),
+                excluded: uuids(&r.excludes),
+                count: r.num_additional_nodes,
+            };
+            match run(Some(&r.client_name), op).await? {
+                // HDFS answers with the whole new pipeline: the existing
+                // nodes, then the added ones.
+                OpResult::Located(lb) => {
+                    let mut located = blocks::located_block(ns, &lb, &ns.block_pool_id())?;
+                    let mut locs = r.existings;
+                    locs.append(&mut located.locs);
+                    located.is_cached = vec![false; locs.len()];
+                    located.storage_types = vec![hdfs::STORAGE_DISK; locs.len()];
+                    located.locs = locs;
+                    LocatedBlockResponse { block: located }.encode_to_vec()
+                }
+                other => return Err(unexpected(method, other)),
+            }
+        }
+        "updateBlockForPipeline" => {
+            let r: UpdateBlockForPipelineRequest = decode(request)?;
+            let op = Op::UpdateBlockForPipeline {
+                path: file_of(ns, r.block.block_id)?,
+                block: block(&r.block),
+            };
+            match run(Some(&r.client_name), op).await? {
+                OpResult::Located(lb) => LocatedBlockResponse {
+                    block: blocks::located_block(ns, &lb, &ns.block_pool_id())?,
+                }
+                .encode_to_vec(),
+                other => return Err(unexpected(method, other)),
+            }
+        }
+        "updatePipeline" => {
+            let r: UpdatePipelineRequest = decode(request)?;
+            let op = Op::UpdatePipeline {
+                path: file_of(ns, r.old_block.block_id)?,
+                old: block(&r.old_block),
+                new: block(&r.new_block),
+                nodes: r.new_nodes.iter().map(|d| d.datanode_uuid.clone()).collect(),
+            };
+            run(Some(&r.client_name), op).await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "append" => {
+            let r: AppendRequest = decode(request)?;
+            match run(Some(&r.client_name), Op::Append { path: r.src }).await? {
+                OpResult::Appended { status, last } => AppendResponse {
+                    block: last
+                        .as_ref()
+                        .map(|lb| blocks::located_block(ns, lb, &ns.block_pool_id()))
+                        .transpose()?,
+                    stat: Some(status::file_status(&status, b"")),
+                }
+                .encode_to_vec(),
+                other => return Err(unexpected(method, other)),
+            }
+        }
+        "fsync" => {
+            // raftfs records a block in the namespace when it is added, and
+            // a reader learns the last block's length from the DataNodes,
+            // so fsync has nothing to make durable: it checks that the
+            // caller still holds the file's lease (renewing it).
+            let r: FsyncRequest = decode(request)?;
+            run(Some(&r.client), Op::RenewLease).await?;
+            match run(None, Op::GetFileInfo { path: r.src.clone() }).await? {
+                OpResult::Status(Some(s)) if s.under_construction => EmptyMessage {}.encode_to_vec(),
+                OpResult::Status(_) => {
+                    return Err(FsError::LeaseExpired(format!("{} is not open for writing", r.src)).into())
+                }
+                other => return Err(unexpected(method, other)),
+            }
+        }
         "msync" => {
             decode::<EmptyMessage>(request)?;
             if ns.ha_state() != HaState::Active {
@@ -400,6 +499,17 @@ pub async fn answer(
         m => return Err(RemoteError::no_such_method(m, CLIENT_PROTOCOL).into()),
     };
     Ok(reply)
+}
+
+/// The uuids of the DataNodes a request names.
+fn uuids(nodes: &[hdfs::DatanodeInfo]) -> Vec<String> {
+    nodes.iter().map(|d| d.id.datanode_uuid.clone()).collect()
+}
+
+/// The file block `id` belongs to.
+fn file_of(ns: &dyn HadoopNamespace, id: u64) -> Result<String, FsError> {
+    ns.file_of_block(id)
+        .ok_or_else(|| FsError::FileNotFound(format!("no file has block blk_{id}")))
 }
 
 fn bool_answer(method: &str, r: OpResult) -> Result<Vec<u8>, Refusal> {
@@ -471,14 +581,7 @@ fn is_unsupported_feature_method(m: &str) -> bool {
 fn is_client_protocol_method(m: &str) -> bool {
     matches!(
         m,
-        "append"
-            | "addBlock"
-            | "abandonBlock"
-            | "getAdditionalDatanode"
-            | "updateBlockForPipeline"
-            | "updatePipeline"
-            | "fsync"
-            | "truncate"
+        "truncate"
             | "concat"
             | "getLocatedFileInfo"
             | "getBatchedListing"

@@ -32,6 +32,9 @@ pub enum HaState {
 pub struct DatanodeEndpoints {
     pub xfer_addr: String,
     pub http_addr: String,
+    /// One of its storages (`DS-...`), which Hadoop's clients carry
+    /// along with each location.
+    pub storage_id: String,
 }
 
 /// What `getServerDefaults` answers.
@@ -57,4 +60,12 @@ pub trait HadoopNamespace: Send + Sync + 'static {
 
     /// Where registered DataNode `uuid` serves Hadoop's data transfer.
     fn datanode_endpoints(&self, uuid: &str) -> Option<DatanodeEndpoints>;
+
+    /// The block pool of this nameservice.
+    fn block_pool_id(&self) -> String;
+
+    /// A path naming the file block `block_id` belongs to
+    /// (`/.reserved/.inodes/<id>`), for the pipeline calls that name only
+    /// a block; `None` for a block no file has.
+    fn file_of_block(&self, block_id: u64) -> Option<String>;
 }

@@ -5,13 +5,22 @@ first failure."""
 
 import argparse
 import os
+import signal
 import sys
 
-from hdfs_native import Client
+from hdfs_native import Client, WriteOptions
 
 LISTED_ENTRIES = 1005  # over one getListing page (1000)
 RANGE_AT = 1024 * 1024 - 1000  # as tests/hadoop_clients.rs
 RANGE_LEN = 5000
+WRITE_SIZES = [1, 70_000, 3 * 1024 * 1024 + 17]  # as tests/hadoop_clients.rs
+WRITE_BLOCK_SIZE = 1024 * 1024
+APPENDED = 1000  # bytes of the appended file's first write
+
+
+def pattern(n):
+    """As tests/hadoop_clients.rs's pattern()."""
+    return bytes((i * 31 + (i >> 9)) & 0xFF for i in range(n))
 
 
 def expect_error(what, call, kind, text):
@@ -31,6 +40,8 @@ def main():
     p.add_argument("--others", required=True, help="a directory the user may not write")
     p.add_argument("--read", action="append", default=[], help="a file to read into --read-dir")
     p.add_argument("--read-dir")
+    p.add_argument("--write-dir", help="where to write files of WRITE_SIZES for the SDK to check")
+    p.add_argument("--kill-mid-write", help="the pid file of the leader, killed (-9) in the middle of a write")
     a = p.parse_args()
     c = Client()  # fs.defaultFS and the nameservice's members from HADOOP_CONF_DIR
     home = a.home
@@ -100,10 +111,45 @@ def main():
                 out.write(part)
         print(f"read {path}: {len(data)} bytes")
 
+    if a.write_dir:
+        for n in WRITE_SIZES:
+            opts = WriteOptions(block_size=WRITE_BLOCK_SIZE, replication=3)
+            with c.create(f"{a.write_dir}/w{n}", opts) as w:
+                w.write(pattern(n))
+            assert c.get_file_info(f"{a.write_dir}/w{n}").length == n
+            with c.read(f"{a.write_dir}/w{n}") as r:
+                assert r.read() == pattern(n), n
+            print(f"wrote {n} bytes and read them back")
+        # Append: the last block is reopened and written on.
+        whole = pattern(WRITE_SIZES[-1])
+        with c.create(f"{a.write_dir}/appended") as w:
+            w.write(whole[:APPENDED])
+        with c.append(f"{a.write_dir}/appended") as w:
+            w.write(whole[APPENDED : 2 * APPENDED])
+        with c.read(f"{a.write_dir}/appended") as r:
+            assert r.read() == whole[: 2 * APPENDED]
+        print("append: ok")
+
     assert c.delete(f"{home}/a", recursive=True)
     assert c.delete(f"{home}/many", recursive=True)
     assert not c.delete(f"{home}/a", recursive=True)
     print("delete: ok")
+
+    if a.kill_mid_write:
+        # The leader dies while a file is written: the pipeline does not
+        # need it, and addBlock and complete go to the new leader (Hadoop's
+        # failover proxy, from HADOOP_CONF_DIR's NameNodes).
+        whole = pattern(WRITE_SIZES[-1])
+        half = len(whole) // 2
+        opts = WriteOptions(block_size=WRITE_BLOCK_SIZE, replication=3)
+        with c.create(f"{a.write_dir}/across-failover", opts) as w:
+            w.write(whole[:half])
+            with open(a.kill_mid_write) as f:
+                os.kill(int(f.read().strip()), signal.SIGKILL)
+            w.write(whole[half:])
+        with c.read(f"{a.write_dir}/across-failover") as r:
+            assert r.read() == whole
+        print("a write across the leader's kill -9: ok")
     print("hdfs-native: ok")
 
 

@@ -113,3 +113,47 @@ pub struct ClientReadStatus {
     #[prost(int32, required, tag = "1")]
     pub status: i32,
 }
+
+/// `BlockConstructionStage` values raftfs serves.
+pub const STAGE_PIPELINE_SETUP_APPEND: i32 = 0;
+pub const STAGE_PIPELINE_SETUP_APPEND_RECOVERY: i32 = 1;
+pub const STAGE_PIPELINE_SETUP_STREAMING_RECOVERY: i32 = 3;
+pub const STAGE_PIPELINE_SETUP_CREATE: i32 = 6;
+
+/// The seqno of a heartbeat packet (no data; acknowledged at once).
+pub const HEARTBEAT_SEQNO: i64 = -1;
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct OpWriteBlock {
+    #[prost(message, required, tag = "1")]
+    pub header: ClientOperationHeader,
+    /// The DataNodes after the one addressed.
+    #[prost(message, repeated, tag = "2")]
+    pub targets: Vec<super::hdfs::DatanodeInfo>,
+    #[prost(int32, required, tag = "4")]
+    pub stage: i32,
+    #[prost(uint32, required, tag = "5")]
+    pub pipeline_size: u32,
+    #[prost(uint64, required, tag = "6")]
+    pub min_bytes_rcvd: u64,
+    #[prost(uint64, required, tag = "7")]
+    pub max_bytes_rcvd: u64,
+    #[prost(uint64, required, tag = "8")]
+    pub latest_generation_stamp: u64,
+    #[prost(message, required, tag = "9")]
+    pub requested_checksum: ChecksumInfo,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PipelineAck {
+    #[prost(sint64, required, tag = "1")]
+    pub seqno: i64,
+    /// One status per node of the pipeline from this one down.
+    #[prost(int32, repeated, packed = "false", tag = "2")]
+    pub reply: Vec<i32>,
+    #[prost(uint64, optional, tag = "3")]
+    pub downstream_ack_time_nanos: Option<u64>,
+    /// The same statuses in Hadoop 3's header form (status in the low bits).
+    #[prost(uint32, repeated, packed = "true", tag = "4")]
+    pub flag: Vec<u32>,
+}

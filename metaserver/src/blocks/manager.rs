@@ -565,12 +565,14 @@ impl BlockManager {
     }
 
     /// Where DataNode `uuid` serves Hadoop's DataTransferProtocol and HTTP
-    /// (either empty when it serves none), if it is registered.
-    pub fn hadoop_endpoints(&self, uuid: &str) -> Option<(String, String)> {
+    /// (either empty when it serves none), if it is registered,
+    /// and one of its storage ids.
+    pub fn hadoop_endpoints(&self, uuid: &str) -> Option<(String, String, String)> {
         let st = self.state.lock();
         let i = *st.by_uuid.get(uuid)?;
         let n = &st.nodes[i as usize];
-        Some((n.hadoop_xfer_addr.clone(), n.http_addr.clone()))
+        let storage = n.storage_ids.first().cloned().unwrap_or_default();
+        Some((n.hadoop_xfer_addr.clone(), n.http_addr.clone(), storage))
     }
 
     /// Every registered DataNode, as `dfsadmin -report` shows them.

@@ -65,8 +65,22 @@ impl HadoopNamespace for MemberHadoopNamespace {
         }
     }
 
+    fn block_pool_id(&self) -> String {
+        self.member.version.block_pool_id.clone()
+    }
+
+    fn file_of_block(&self, block_id: u64) -> Option<String> {
+        let view = self.member.shared().store.view();
+        let record = view.block(block_id).ok()??;
+        Some(format!("/.reserved/.inodes/{}", record.inode))
+    }
+
     fn datanode_endpoints(&self, uuid: &str) -> Option<DatanodeEndpoints> {
-        let (xfer_addr, http_addr) = self.member.blocks.hadoop_endpoints(uuid)?;
-        Some(DatanodeEndpoints { xfer_addr, http_addr })
+        let (xfer_addr, http_addr, storage_id) = self.member.blocks.hadoop_endpoints(uuid)?;
+        Some(DatanodeEndpoints {
+            xfer_addr,
+            http_addr,
+            storage_id,
+        })
     }
 }
