@@ -397,7 +397,7 @@ async fn write_block(
         client: op.header.client_name.clone(),
         token,
     };
-    let pool_block = (header.block_pool_id.clone(), header.block);
+    let replica = (header.block_pool_id.clone(), header.block);
     let (packet_tx, packet_rx) = mpsc::channel::<Result<WritePacket, tonic::Status>>(MAX_PACKETS_IN_FLIGHT);
     let (ack_tx, mut ack_rx) = mpsc::channel(MAX_PACKETS_IN_FLIGHT);
     tokio::spawn(receive_block(
@@ -461,7 +461,6 @@ async fn write_block(
         }
         let _ = w.shutdown().await;
     });
-    let replica = (pool_block.0, pool_block.1);
     let result = read_packets(node, replica, &mut r, &packet_tx, &heartbeat_tx, nodes).await;
     drop(packet_tx);
     drop(heartbeat_tx);

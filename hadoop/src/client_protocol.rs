@@ -271,7 +271,7 @@ pub async fn answer(
         "create" => {
             let r: CreateRequest = decode(request)?;
             if r.ec_policy_name.as_deref().is_some_and(|p| !p.is_empty()) {
-                return Err(RemoteError::feature_off(
+                return Err(RemoteError::new(
                     "org.apache.hadoop.HadoopIllegalArgumentException",
                     "raftfs has no erasure coding: files are replicated",
                 )
@@ -458,7 +458,7 @@ pub async fn answer(
             EmptyMessage {}.encode_to_vec()
         }
         m if is_acl_method(m) => {
-            return Err(RemoteError::feature_off(
+            return Err(RemoteError::new(
                 "org.apache.hadoop.hdfs.protocol.AclException",
                 "The ACL operation has been rejected.  Support for ACLs has been disabled by setting \
                  dfs.namenode.acls.enabled to false.",
@@ -466,7 +466,7 @@ pub async fn answer(
             .into())
         }
         "getXAttrs" | "listXAttrs" | "setXAttr" | "removeXAttr" => {
-            return Err(RemoteError::feature_off(
+            return Err(RemoteError::new(
                 "java.io.IOException",
                 "The XAttr operation has been rejected.  Support for XAttrs has been disabled by setting \
                  dfs.namenode.xattrs.enabled to false.",
@@ -474,14 +474,14 @@ pub async fn answer(
             .into())
         }
         m if is_snapshot_method(m) => {
-            return Err(RemoteError::feature_off(
+            return Err(RemoteError::new(
                 "org.apache.hadoop.hdfs.protocol.SnapshotException",
                 format!("{m}: raftfs has no snapshots"),
             )
             .into())
         }
         m if is_unsupported_feature_method(m) => {
-            return Err(RemoteError::feature_off(
+            return Err(RemoteError::new(
                 "java.lang.UnsupportedOperationException",
                 format!(
                     "{m}: raftfs has no erasure coding, storage policies, encryption zones, caching or \

@@ -40,12 +40,6 @@ impl RemoteError {
             code: ERROR_NO_SUCH_PROTOCOL,
         }
     }
-
-    /// A feature raftfs does not have, answered as HDFS answers it when
-    /// the feature is switched off (`class` is HDFS's exception for it).
-    pub fn feature_off(class: &'static str, message: impl Into<String>) -> RemoteError {
-        RemoteError::new(class, message)
-    }
 }
 
 impl From<FsError> for RemoteError {
