@@ -20,7 +20,10 @@ use raftfs_hadoop::wire::datatransfer::{
 };
 use raftfs_hadoop::wire::hdfs::Token;
 use raftfs_hadoop::wire::namenode::{
-    GetBlockLocationsRequest, GetBlockLocationsResponse, GetFileInfoRequest, GetFileInfoResponse,
+    BoolResponse, ConcatRequest, EmptyMessage, GetBlockLocationsRequest, GetBlockLocationsResponse,
+    GetDatanodeReportRequest, GetDatanodeReportResponse, GetFileInfoRequest, GetFileInfoResponse, GetFsStatsResponse,
+    GetPreferredBlockSizeRequest, GetPreferredBlockSizeResponse, MkdirsRequest, SetSafeModeRequest, TruncateRequest,
+    REPORT_DEAD, REPORT_LIVE, SAFEMODE_ENTER, SAFEMODE_GET, SAFEMODE_LEAVE,
 };
 use raftfs_hadoop::wire::rpc::*;
 
@@ -301,6 +304,131 @@ fn ipc_server_refuses_bad_input_and_goes_on(addr: &str) {
     assert!(closed(&mut s));
 }
 
+/// One call on a new connection as `user`: the answer's header and body.
+/// Each has a call id of its own, as a client's calls do (the same client
+/// id and call id again is a retry, which the retry table answers).
+fn one_call(addr: &str, user: &str, method: &str, request: impl Message) -> (RpcResponseHeader, Vec<u8>) {
+    static NEXT_CALL_ID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(1000);
+    let id = NEXT_CALL_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut s = connect(addr, user);
+    call(&mut s, id, method, request.encode_length_delimited_to_vec());
+    answer(&mut s)
+}
+
+fn refused_with(h: &RpcResponseHeader, class: &str) {
+    assert_eq!(h.status, STATUS_ERROR, "{h:?}");
+    assert_eq!(h.exception_class_name.as_deref(), Some(class), "{h:?}");
+}
+
+/// getFsStats, getDatanodeReport, setSafeMode, getPreferredBlockSize,
+/// truncate and concat, spoken raw (hdfs-native's client has none of
+/// them), with HDFS's privileges: the report and safe mode changes are
+/// the superuser's.
+fn cluster_and_file_calls_answer_as_hdfs(addr: &str, superuser: &str) {
+    let (h, body) = one_call(addr, "alice", "getFsStats", EmptyMessage {});
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    let stats = GetFsStatsResponse::decode(&body[..]).unwrap();
+    assert!(
+        stats.capacity > 0 && stats.remaining > 0 && stats.remaining <= stats.capacity,
+        "{stats:?}"
+    );
+    assert!(stats.used > 0, "the files written use space: {stats:?}");
+    assert_eq!(stats.missing_blocks, 0, "{stats:?}");
+
+    let live = GetDatanodeReportRequest {
+        report_type: REPORT_LIVE,
+    };
+    let (h, _) = one_call(addr, "alice", "getDatanodeReport", live.clone());
+    refused_with(&h, "org.apache.hadoop.security.AccessControlException");
+    let (h, body) = one_call(addr, superuser, "getDatanodeReport", live);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    let report = GetDatanodeReportResponse::decode(&body[..]).unwrap();
+    assert_eq!(report.di.len(), 3, "three live DataNodes: {report:?}");
+    for d in &report.di {
+        assert!(d.id.xfer_port != 0 && !d.id.datanode_uuid.is_empty(), "{d:?}");
+        assert!(d.capacity.unwrap_or(0) > 0, "{d:?}");
+        assert!(d.last_update.unwrap_or(0) > 1_600_000_000_000, "a time in ms: {d:?}");
+    }
+    let dead = GetDatanodeReportRequest {
+        report_type: REPORT_DEAD,
+    };
+    let (_, body) = one_call(addr, superuser, "getDatanodeReport", dead);
+    assert!(GetDatanodeReportResponse::decode(&body[..]).unwrap().di.is_empty());
+
+    let safemode =
+        |user: &str, action: i32| one_call(addr, user, "setSafeMode", SetSafeModeRequest { action, checked: None });
+    let on = |(h, body): (RpcResponseHeader, Vec<u8>)| {
+        assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+        BoolResponse::decode(&body[..]).unwrap().result
+    };
+    assert!(!on(safemode("alice", SAFEMODE_GET)), "anyone may ask; safe mode is off");
+    refused_with(
+        &safemode("alice", SAFEMODE_ENTER).0,
+        "org.apache.hadoop.security.AccessControlException",
+    );
+    assert!(on(safemode(superuser, SAFEMODE_ENTER)));
+    let mkdir = MkdirsRequest {
+        src: "/user/alice/in-safe-mode".into(),
+        masked: raftfs_hadoop::wire::hdfs::FsPermission { perm: 0o755 },
+        create_parent: false,
+        unmasked: None,
+    };
+    let (h, _) = one_call(addr, "alice", "mkdirs", mkdir);
+    refused_with(&h, "org.apache.hadoop.hdfs.server.namenode.SafeModeException");
+    assert!(!on(safemode(superuser, SAFEMODE_LEAVE)));
+    assert!(!on(safemode("alice", SAFEMODE_GET)));
+
+    let data = "/user/alice/data";
+    let (h, body) = one_call(
+        addr,
+        "alice",
+        "getPreferredBlockSize",
+        GetPreferredBlockSizeRequest {
+            filename: format!("{data}/f1"),
+        },
+    );
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    assert_eq!(
+        GetPreferredBlockSizeResponse::decode(&body[..]).unwrap().bsize,
+        MULTI_BLOCK_SIZE_BYTES
+    );
+    let length = |path: &str| {
+        let (h, body) = one_call(addr, "alice", "getFileInfo", GetFileInfoRequest { src: path.into() });
+        assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+        GetFileInfoResponse::decode(&body[..]).unwrap().fs.map(|f| f.length)
+    };
+    // concat: the source's blocks move to the end of the target.
+    let concat = ConcatRequest {
+        trg: format!("{data}/f511"),
+        srcs: vec![format!("{data}/f513")],
+    };
+    let (h, _) = one_call(addr, "alice", "concat", concat);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    assert_eq!(length(&format!("{data}/f511")), Some(1024));
+    assert_eq!(length(&format!("{data}/f513")), None, "the source is gone");
+    // truncate at a block boundary is done at once.
+    let big = format!("{data}/f{}", FILE_SIZES[5]);
+    let truncate = TruncateRequest {
+        src: big.clone(),
+        new_length: 2 * MULTI_BLOCK_SIZE_BYTES,
+        client_name: "raw-truncate".into(),
+    };
+    let (h, body) = one_call(addr, "alice", "truncate", truncate);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    assert!(
+        BoolResponse::decode(&body[..]).unwrap().result,
+        "done at a block boundary"
+    );
+    assert_eq!(length(&big), Some(2 * MULTI_BLOCK_SIZE_BYTES));
+    let truncate = TruncateRequest {
+        src: big,
+        new_length: 5 * MULTI_BLOCK_SIZE_BYTES,
+        client_name: "raw-truncate".into(),
+    };
+    let (h, _) = one_call(addr, "alice", "truncate", truncate);
+    refused_with(&h, "java.lang.IllegalArgumentException");
+}
+
 #[test]
 fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     assert!(
@@ -436,7 +564,12 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     // The raw protocol checks run against the leader: the member whose
     // Hadoop RPC answers getFileInfo.
     let leader = hadoop_leader(&members).map(|(_, addr)| addr);
-    let raw = leader.map(|addr| std::panic::catch_unwind(|| ipc_server_refuses_bad_input_and_goes_on(&addr)));
+    let raw = leader.map(|addr| {
+        std::panic::catch_unwind(|| {
+            ipc_server_refuses_bad_input_and_goes_on(&addr);
+            cluster_and_file_calls_answer_as_hdfs(&addr, &raftfs_client::Identity::resolve(None).user);
+        })
+    });
     drop(dev);
     assert!(out.status.success(), "hdfs-native failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("hdfs-native: ok"), "{stdout}");

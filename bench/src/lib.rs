@@ -26,6 +26,8 @@
 //! and two nameservices under load at once with one alone.
 //! `audit` compares the create rate with the audit log on and off.
 //! `webhdfs` compares WebHDFS GETFILESTATUS with the SDK's getFileInfo.
+//! `hadoop-rpc` compares getFileInfo and create through Hadoop's RPC (by
+//! hdfs-native) with the SDK's; `hadoop-data` a 1 GiB put and get.
 //! `compare` runs the matrix of stores and execution modes at every level,
 //! interleaved, and prints one table.
 
@@ -36,6 +38,8 @@ mod delete;
 mod failover;
 pub mod faults;
 mod federation;
+mod hadoop_data;
+mod hadoop_rpc;
 mod localns;
 mod mounttable;
 mod names;
@@ -87,6 +91,10 @@ pub enum BenchCmd {
     Webhdfs(webhdfs::WebHdfsArgs),
     /// WebHDFS OPEN of a large file vs the SDK's read of it (no short-circuit), interleaved (starts its own cluster).
     WebhdfsOpen(webhdfs_open::WebHdfsOpenArgs),
+    /// getFileInfo and create through Hadoop RPC (hdfs-native) vs the SDK, 64 callers, interleaved (starts its own nameservice).
+    HadoopRpc(hadoop_rpc::HadoopRpcArgs),
+    /// A 1 GiB put and get by hdfs-native (DataTransferProtocol) vs the SDK (no short-circuit), interleaved (starts its own cluster).
+    HadoopData(hadoop_data::HadoopDataArgs),
 }
 
 /// Run the bench `cli` names. Boxed, so that the `raftfs` binary calls
@@ -113,5 +121,7 @@ async fn run_unboxed(cli: BenchCli) -> anyhow::Result<()> {
         BenchCmd::Audit(a) => audit::run(a).await,
         BenchCmd::Webhdfs(a) => webhdfs::run(a).await,
         BenchCmd::WebhdfsOpen(a) => webhdfs_open::run(a).await,
+        BenchCmd::HadoopRpc(a) => hadoop_rpc::run(a).await,
+        BenchCmd::HadoopData(a) => hadoop_data::run(a).await,
     }
 }

@@ -64,6 +64,7 @@ pub fn datanode_info(id: &DatanodeId, at: &DatanodeEndpoints) -> Option<hdfs::Da
         block_pool_used: None,
         last_update: None,
         xceiver_count: None,
+        non_dfs_used: None,
         admin_state: Some(ADMIN_NORMAL),
         num_blocks: None,
     })

@@ -14,6 +14,7 @@ use prost::Message;
 use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
 
 use crate::blocks;
+use crate::cluster_calls;
 use crate::ids;
 use crate::namespace::{HaState, HadoopNamespace, IpcCaller};
 use crate::remote_error::RemoteError;
@@ -68,7 +69,7 @@ pub struct Call<'a> {
 impl Call<'_> {
     /// The call's raftfs ids, with `holder` as the client id when the
     /// method names a lease holder.
-    fn ctx(&self, holder: Option<&str>) -> CallCtx {
+    pub(crate) fn ctx(&self, holder: Option<&str>) -> CallCtx {
         CallCtx {
             client_id: holder.map_or_else(|| ids::anonymous_client_id(self.rpc_client_id), str::to_string),
             call_id: ids::call_id(self.rpc_client_id, self.call_id),
@@ -445,6 +446,43 @@ pub async fn answer(
             }
             EmptyMessage {}.encode_to_vec()
         }
+        "truncate" => {
+            let r: TruncateRequest = decode(request)?;
+            let op = Op::Truncate {
+                path: r.src,
+                new_length: r.new_length,
+            };
+            bool_answer(method, run(Some(&r.client_name), op).await?)?
+        }
+        "concat" => {
+            let r: ConcatRequest = decode(request)?;
+            run(
+                None,
+                Op::Concat {
+                    target: r.trg,
+                    sources: r.srcs,
+                },
+            )
+            .await?;
+            EmptyMessage {}.encode_to_vec()
+        }
+        "getPreferredBlockSize" => {
+            let r: GetPreferredBlockSizeRequest = decode(request)?;
+            let path = r.filename;
+            match run(None, Op::GetFileInfo { path: path.clone() }).await? {
+                OpResult::Status(Some(s)) if !s.is_dir() => {
+                    GetPreferredBlockSizeResponse { bsize: s.block_size }.encode_to_vec()
+                }
+                OpResult::Status(Some(_)) => {
+                    return Err(FsError::FileNotFound(format!("{path} is a directory, not a file")).into())
+                }
+                OpResult::Status(None) => {
+                    return Err(FsError::FileNotFound(format!("File does not exist: {path}")).into())
+                }
+                other => return Err(unexpected(method, other)),
+            }
+        }
+        m if cluster_calls::serves(m) => return cluster_calls::answer(ns, call, m, request).await,
         "getHAServiceState" => {
             decode::<EmptyMessage>(request)?;
             let state = match ns.ha_state() {
@@ -581,17 +619,11 @@ fn is_unsupported_feature_method(m: &str) -> bool {
 fn is_client_protocol_method(m: &str) -> bool {
     matches!(
         m,
-        "truncate"
-            | "concat"
-            | "getLocatedFileInfo"
+        "getLocatedFileInfo"
             | "getBatchedListing"
-            | "getPreferredBlockSize"
-            | "getFsStats"
             | "getFsReplicatedBlockStats"
             | "getFsECBlockGroupStats"
-            | "getDatanodeReport"
             | "getDatanodeStorageReport"
-            | "setSafeMode"
             | "saveNamespace"
             | "rollEdits"
             | "restoreFailedStorage"

@@ -21,6 +21,7 @@
 
 pub mod blocks;
 pub mod client_protocol;
+pub mod cluster_calls;
 pub mod ids;
 pub mod namespace;
 pub mod remote_error;
@@ -28,6 +29,6 @@ pub mod server;
 pub mod status;
 pub mod wire;
 
-pub use namespace::{DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+pub use namespace::{DatanodeEndpoints, FsStats, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 pub use remote_error::RemoteError;
 pub use server::{serve, MAX_IPC_FRAME_BYTES};

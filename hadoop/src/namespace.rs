@@ -4,10 +4,12 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use raftfs_proto::{CallCtx, FsError, Op, OpResult};
+use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
 /// A namespace call's future.
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<OpResult, FsError>> + Send + 'a>>;
+/// An administrative call's future.
+pub type AdminFuture<'a> = Pin<Box<dyn Future<Output = Result<AdminResult, FsError>> + Send + 'a>>;
 
 /// Who a connection acts for, as the server authenticated it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,12 +47,40 @@ pub struct ServerDefaults {
     pub bytes_per_checksum: u32,
 }
 
+/// What `getFsStats` answers: the live DataNodes' space, and the block
+/// manager's counts (HDFS's `FSNamesystem.getStats`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FsStats {
+    pub capacity_bytes: u64,
+    pub used_bytes: u64,
+    pub remaining_bytes: u64,
+    /// Complete blocks with fewer good replicas than their replication.
+    pub under_replicated_blocks: u64,
+    /// Blocks with a corrupt replica.
+    pub corrupt_blocks: u64,
+    /// Complete blocks with no good replica on a live DataNode.
+    pub missing_blocks: u64,
+    /// Replicas queued for deletion.
+    pub pending_deletion_blocks: u64,
+}
+
 pub trait HadoopNamespace: Send + Sync + 'static {
     /// Run `op` for `caller` under `ctx`'s client id and call id (whose
     /// user and groups the namespace fills in: groups are resolved by the
     /// server, never taken from the client). A member that does not lead
     /// answers `NotLeader`, which Hadoop clients know as `StandbyException`.
     fn call<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: Op) -> CallFuture<'a>;
+
+    /// Run the administrative `op` for `caller` (the namespace checks the
+    /// superuser privilege; a member that does not lead answers `NotLeader`).
+    fn admin<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: AdminOp) -> AdminFuture<'a>;
+
+    /// The cluster's space and block counts (`NotLeader` off the leader).
+    fn fs_stats(&self) -> Result<FsStats, FsError>;
+
+    /// Whether the namespace is in safe mode (`NotLeader` off the leader);
+    /// anyone may ask, as in HDFS.
+    fn in_safe_mode(&self) -> Result<bool, FsError>;
 
     /// Whether this member serves calls now.
     fn ha_state(&self) -> HaState;

@@ -84,6 +84,8 @@ pub struct DatanodeInfo {
     pub last_update: Option<u64>,
     #[prost(uint32, optional, tag = "7")]
     pub xceiver_count: Option<u32>,
+    #[prost(uint64, optional, tag = "9")]
+    pub non_dfs_used: Option<u64>,
     #[prost(int32, optional, tag = "10")]
     pub admin_state: Option<i32>,
     #[prost(uint32, optional, tag = "17")]

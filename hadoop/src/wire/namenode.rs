@@ -183,6 +183,12 @@ pub struct GetFsStatsResponse {
     pub corrupt_blocks: u64,
     #[prost(uint64, required, tag = "6")]
     pub missing_blocks: u64,
+    #[prost(uint64, optional, tag = "7")]
+    pub missing_repl_one_blocks: Option<u64>,
+    #[prost(uint64, optional, tag = "8")]
+    pub blocks_in_future: Option<u64>,
+    #[prost(uint64, optional, tag = "9")]
+    pub pending_deletion_blocks: Option<u64>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -399,3 +405,17 @@ pub struct GetPreferredBlockSizeResponse {
 
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct GetDataEncryptionKeyResponse {}
+
+/// `DatanodeReportTypeProto`.
+pub const REPORT_ALL: i32 = 1;
+pub const REPORT_LIVE: i32 = 2;
+pub const REPORT_DEAD: i32 = 3;
+pub const REPORT_DECOMMISSIONING: i32 = 4;
+pub const REPORT_ENTERING_MAINTENANCE: i32 = 5;
+pub const REPORT_IN_MAINTENANCE: i32 = 6;
+
+/// `SafeModeActionProto`.
+pub const SAFEMODE_LEAVE: i32 = 1;
+pub const SAFEMODE_ENTER: i32 = 2;
+pub const SAFEMODE_GET: i32 = 3;
+pub const SAFEMODE_FORCE_EXIT: i32 = 4;

@@ -14,13 +14,14 @@
 
 use std::sync::Arc;
 
-use raftfs_hadoop::namespace::CallFuture;
-use raftfs_hadoop::{DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+use raftfs_hadoop::namespace::{AdminFuture, CallFuture};
+use raftfs_hadoop::{DatanodeEndpoints, FsStats, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 use raftfs_proto::limits::{BYTES_PER_CHECKSUM, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
-use raftfs_proto::{CallCtx, Op};
+use raftfs_proto::{AdminOp, CallCtx, FsError, Op};
 
 use super::audit::AuthMethod;
 use super::member::Member;
+use super::member_metrics::Capacity;
 use super::service::observed;
 
 pub struct MemberHadoopNamespace {
@@ -48,6 +49,39 @@ impl HadoopNamespace for MemberHadoopNamespace {
             let name = op.name();
             observed(m, audit, name, async { (m.call(ctx, op).await, ()) }).await.0
         })
+    }
+
+    fn admin<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: AdminOp) -> AdminFuture<'a> {
+        Box::pin(async move {
+            let m = &self.member;
+            let ctx = CallCtx {
+                user: caller.user.clone(),
+                groups: m.groups.groups_of_caller(&caller.user),
+                ..ids
+            };
+            m.admin(&ctx, op).await
+        })
+    }
+
+    fn fs_stats(&self) -> Result<FsStats, FsError> {
+        let m = &self.member;
+        m.leader_or_hint()?;
+        let capacity = Capacity::of_live(&m.blocks.datanode_report(std::time::Instant::now()));
+        let g = m.blocks.block_gauges();
+        Ok(FsStats {
+            capacity_bytes: capacity.total,
+            used_bytes: capacity.used,
+            remaining_bytes: capacity.remaining,
+            under_replicated_blocks: g.under_replicated,
+            corrupt_blocks: g.corrupt,
+            missing_blocks: g.missing,
+            pending_deletion_blocks: g.pending_deletion,
+        })
+    }
+
+    fn in_safe_mode(&self) -> Result<bool, FsError> {
+        self.member.leader_or_hint()?;
+        Ok(self.member.blocks.safemode_status().on)
     }
 
     fn ha_state(&self) -> HaState {

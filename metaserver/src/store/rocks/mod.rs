@@ -253,7 +253,6 @@ impl Store for RocksStore {
         Self::fill(&g, &mut wb, &batch);
         let mut cache = self.cache.write();
         cache.version += 1;
-        self.published_version.store(cache.version, Ordering::Release);
         let current = self.current();
         if !Arc::ptr_eq(&g, &current) {
             wb = rocksdb::WriteBatch::default();
@@ -290,6 +289,10 @@ impl Store for RocksStore {
         if let (Some(floor), Some(t)) = (cache.retry_floor_ms, oldest_put.min()) {
             cache.retry_floor_ms = Some(floor.min(t));
         }
+        // Published once the write has landed, so a version a reader loads
+        // never names a commit still on its way to RocksDB. (Reads take the
+        // cache lock before their database read in any case.)
+        self.published_version.store(cache.version, Ordering::Release);
         written
     }
 

@@ -1,0 +1,253 @@
+//! `raftfs bench hadoop-rpc`: getFileInfo and create (create + complete,
+//! as NNThroughputBenchmark's create) through Hadoop's own RPC, by
+//! `hdfs-native` (a Hadoop client no one here wrote), against the same
+//! calls through the raftfs SDK over gRPC; one member serving both, rounds
+//! interleaved so the machine's noise falls on both alike.
+//!
+//! Both clients are what an application has: one client object shared by
+//! every concurrent caller (hdfs-native multiplexes its callers' calls on
+//! one IPC connection, as Hadoop's Java client does; the SDK on one HTTP/2
+//! channel). The issue's figures: Hadoop RPC at least 0.8x the SDK's rate
+//! for each call at 64 concurrent callers.
+//!
+//! Caveats: one member, so both reach the leader; the member's gRPC port
+//! is TLS and its Hadoop port is not (Hadoop's SIMPLE authentication has no
+//! encryption), which favours Hadoop RPC by TLS's cost; both clients run in
+//! this process, on the same two cores as the member.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use raftfs_client::{FileSystem, Identity};
+use raftfs_proto::{Op, OpResult, Permission};
+
+use crate::federation::{creates, median, throughput};
+use crate::localns::LocalNameservice;
+use crate::ports::free_port;
+
+/// The figure the issue sets: Hadoop RPC keeps this share of the SDK's rate.
+const TARGET_HADOOP_OVER_SDK: f64 = 0.8;
+const SUPERUSER: &str = "hdfs";
+
+#[derive(Args, Debug, Clone)]
+pub struct HadoopRpcArgs {
+    /// Files stat'ed per round, and files created per round by each side.
+    #[arg(long, default_value_t = 20_000)]
+    pub files: usize,
+    /// Concurrent callers of each client.
+    #[arg(long, default_value_t = 64)]
+    pub clients: usize,
+    /// Rounds of each (the medians are over these).
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// memory or rocksdb.
+    #[arg(long, default_value = "rocksdb")]
+    pub store: String,
+}
+
+/// Run `call` on every index below `n` with `clients` concurrent callers; ops/s.
+async fn concurrently<F, Fut>(n: usize, clients: usize, call: F) -> anyhow::Result<f64>
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
+    let call = Arc::new(call);
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..clients.max(1) {
+        let (call, next) = (call.clone(), next.clone());
+        set.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return Ok::<(), anyhow::Error>(());
+                }
+                call(i).await?;
+            }
+        });
+    }
+    while let Some(r) = set.join_next().await {
+        r??;
+    }
+    Ok(n as f64 / started.elapsed().as_secs_f64())
+}
+
+/// getFileInfo of `/bench/f{i}` for every i below `files`, over Hadoop RPC.
+async fn hadoop_stats(client: &Arc<hdfs_native::Client>, files: usize, clients: usize) -> anyhow::Result<f64> {
+    let client = client.clone();
+    concurrently(files, clients, move |i| {
+        let client = client.clone();
+        async move {
+            let st = client.get_file_info(&format!("/bench/f{i}")).await?;
+            if st.isdir || st.length != 0 {
+                bail!("/bench/f{i}: not the empty file it was made as: {st:?}");
+            }
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// Create and close (complete) `dir/f{i}` for every i below `files`, over Hadoop RPC.
+async fn hadoop_creates(
+    client: &Arc<hdfs_native::Client>,
+    dir: String,
+    files: usize,
+    clients: usize,
+) -> anyhow::Result<f64> {
+    let client = client.clone();
+    concurrently(files, clients, move |i| {
+        let (client, path) = (client.clone(), format!("{dir}/f{i}"));
+        async move {
+            let opts = hdfs_native::WriteOptions::default()
+                .create_parent(true)
+                .replication(1)
+                .overwrite(false);
+            let mut w = client
+                .create(&path, opts)
+                .await
+                .with_context(|| format!("create {path}"))?;
+            w.close().await.with_context(|| format!("complete {path}"))?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// Create + complete of `dir/f{i}` through the SDK, as NNThroughputBenchmark's create.
+async fn sdk_creates(fs: &FileSystem, dir: &str, files: usize, clients: usize) -> anyhow::Result<f64> {
+    let fs = fs.clone();
+    let dir = dir.to_string();
+    concurrently(files, clients, move |i| {
+        let (fs, path) = (fs.clone(), format!("{dir}/f{i}"));
+        async move {
+            fs.call(Op::Create {
+                path: path.clone(),
+                permission: Permission::new(0o644),
+                overwrite: false,
+                create_parent: true,
+                replication: 1,
+                block_size: raftfs_proto::limits::DEFAULT_BLOCK_SIZE_BYTES,
+            })
+            .await?;
+            match fs
+                .call(Op::Complete {
+                    path: path.clone(),
+                    last: None,
+                })
+                .await?
+            {
+                OpResult::Bool(true) => Ok(()),
+                other => bail!("complete {path}: {other:?}"),
+            }
+        }
+    })
+    .await
+}
+
+/// Each side's rate and the per-round ratios, printed as a round goes.
+#[derive(Default)]
+struct Figure {
+    sdk: Vec<f64>,
+    hadoop: Vec<f64>,
+}
+
+impl Figure {
+    fn add(&mut self, round: usize, call: &str, s: f64, h: f64) {
+        println!(
+            "round {round}: {call}: SDK {s:.0}/s, Hadoop RPC {h:.0}/s ({:.2}x)",
+            h / s
+        );
+        self.sdk.push(s);
+        self.hadoop.push(h);
+    }
+
+    /// Prints the medians; whether the target was met.
+    fn report(mut self, call: &str) -> bool {
+        // Each round's ratio compares the two side by side; their median is
+        // what a drifting machine moves least.
+        let mut ratios: Vec<f64> = self.hadoop.iter().zip(&self.sdk).map(|(h, s)| h / s).collect();
+        let ratio = median(&mut ratios);
+        let met = ratio >= TARGET_HADOOP_OVER_SDK;
+        println!(
+            "  {call}: SDK {:.0} ops/s, Hadoop RPC (hdfs-native) {:.0} ops/s; median of the rounds' ratios \
+             {ratio:.2}x (target >= {TARGET_HADOOP_OVER_SDK}: {})",
+            median(&mut self.sdk),
+            median(&mut self.hadoop),
+            if met { "met" } else { "NOT met" }
+        );
+        met
+    }
+}
+
+/// A Hadoop client of the NameNode at `addr`, configured by nothing but
+/// what is passed here (an empty configuration directory, so a
+/// HADOOP_CONF_DIR in the environment changes nothing).
+pub(crate) fn hadoop_client(addr: &str, conf_dir: &std::path::Path) -> anyhow::Result<hdfs_native::Client> {
+    std::fs::create_dir_all(conf_dir)?;
+    hdfs_native::ClientBuilder::new()
+        .with_url(format!("hdfs://{addr}"))
+        .with_config_dir(conf_dir.display().to_string())
+        .with_config([("dfs.replication", "1")])
+        .with_user(SUPERUSER)
+        .build()
+        .context("build the hdfs-native client")
+}
+
+pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
+    if a.runs == 0 || a.files == 0 || a.clients == 0 {
+        bail!("--runs, --files and --clients must be positive");
+    }
+    let hadoop_addr = format!("127.0.0.1:{}", free_port()?);
+    let mut ns = LocalNameservice::format(
+        1,
+        &a.store,
+        &format!("--hadoop-rpc-addr {hadoop_addr} --audit-log off"),
+        SUPERUSER,
+    )?;
+    ns.start_all()?;
+    ns.settled_leader().await?;
+    let fs = FileSystem::connect(&ns.fs_uri(), Identity::new(SUPERUSER, &[]), ns.client_options())?;
+    throughput(&fs, creates("/bench", a.files), a.clients).await?;
+    let hadoop = Arc::new(hadoop_client(&hadoop_addr, &ns.root().join("empty-hadoop-conf"))?);
+    let stats = || -> Vec<Op> {
+        (0..a.files)
+            .map(|i| Op::GetFileInfo {
+                path: format!("/bench/f{i}"),
+            })
+            .collect()
+    };
+    println!(
+        "hadoop-rpc bench: 1 member ({} store), {} callers per client, {} files per round, {} rounds",
+        a.store, a.clients, a.files, a.runs
+    );
+    let (mut info, mut create) = (Figure::default(), Figure::default());
+    for r in 1..=a.runs {
+        // Alternate which goes first, so neither always runs on a warmer machine.
+        let (s, h) = if r % 2 == 1 {
+            let s = throughput(&fs, stats(), a.clients).await?;
+            (s, hadoop_stats(&hadoop, a.files, a.clients).await?)
+        } else {
+            let h = hadoop_stats(&hadoop, a.files, a.clients).await?;
+            (throughput(&fs, stats(), a.clients).await?, h)
+        };
+        info.add(r, "getFileInfo", s, h);
+        let (sdk_dir, hadoop_dir) = (format!("/created/sdk{r}"), format!("/created/hadoop{r}"));
+        let (s, h) = if r % 2 == 0 {
+            let s = sdk_creates(&fs, &sdk_dir, a.files, a.clients).await?;
+            (s, hadoop_creates(&hadoop, hadoop_dir, a.files, a.clients).await?)
+        } else {
+            let h = hadoop_creates(&hadoop, hadoop_dir, a.files, a.clients).await?;
+            (sdk_creates(&fs, &sdk_dir, a.files, a.clients).await?, h)
+        };
+        create.add(r, "create", s, h);
+    }
+    println!("medians over {} rounds:", a.runs);
+    info.report("getFileInfo");
+    create.report("create (create + complete)");
+    Ok(())
+}
