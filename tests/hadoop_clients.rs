@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use prost::Message;
 use raftfs_hadoop::wire::datatransfer::{
-    BaseHeader, BlockOpResponse, ClientOperationHeader, OpReadBlock, DATA_TRANSFER_VERSION, OP_READ_BLOCK,
-    STATUS_ERROR as XFER_ERROR, STATUS_ERROR_ACCESS_TOKEN, STATUS_SUCCESS as XFER_SUCCESS,
+    BaseHeader, BlockChecksumOptions, BlockOpResponse, ClientOperationHeader, OpBlockChecksum, OpReadBlock,
+    BLOCK_CHECKSUM_COMPOSITE_CRC, DATA_TRANSFER_VERSION, OP_BLOCK_CHECKSUM, OP_READ_BLOCK, STATUS_ERROR as XFER_ERROR,
+    STATUS_ERROR_ACCESS_TOKEN, STATUS_ERROR_UNSUPPORTED, STATUS_SUCCESS as XFER_SUCCESS,
 };
 use raftfs_hadoop::wire::hdfs::Token;
 use raftfs_hadoop::wire::namenode::{
@@ -45,6 +46,9 @@ const RANGE_LEN: usize = 5000;
 /// reads, as `tests/clients/hadoop_clients.py` has them; and its append.
 const WRITE_SIZES: [usize; 3] = [1, 70_000, 3 * 1024 * 1024 + 17];
 const APPENDED: usize = 1000;
+/// DataNodes in the cluster: three for each block, and one to replace a
+/// DataNode that dies under a write.
+const DATANODES: usize = 4;
 
 /// Bytes that differ at every offset (so a wrong offset shows).
 fn pattern(len: usize) -> Vec<u8> {
@@ -343,7 +347,7 @@ fn cluster_and_file_calls_answer_as_hdfs(addr: &str, superuser: &str) {
     let (h, body) = one_call(addr, superuser, "getDatanodeReport", live);
     assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
     let report = GetDatanodeReportResponse::decode(&body[..]).unwrap();
-    assert_eq!(report.di.len(), 3, "three live DataNodes: {report:?}");
+    assert_eq!(report.di.len(), DATANODES, "every DataNode is live: {report:?}");
     for d in &report.di {
         assert!(d.id.xfer_port != 0 && !d.id.datanode_uuid.is_empty(), "{d:?}");
         assert!(d.capacity.unwrap_or(0) > 0, "{d:?}");
@@ -429,6 +433,182 @@ fn cluster_and_file_calls_answer_as_hdfs(addr: &str, superuser: &str) {
     refused_with(&h, "java.lang.IllegalArgumentException");
 }
 
+/// A raw DataTransferProtocol op on a new connection: the first answer.
+fn xfer_op(xfer: &str, op_code: u8, op: impl Message) -> BlockOpResponse {
+    let mut bytes = DATA_TRANSFER_VERSION.to_be_bytes().to_vec();
+    bytes.push(op_code);
+    bytes.extend(op.encode_length_delimited_to_vec());
+    let mut d = TcpStream::connect(xfer).unwrap();
+    d.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    d.write_all(&bytes).unwrap();
+    let mut first = vec![0u8; 4096];
+    let n = d.read(&mut first).unwrap();
+    BlockOpResponse::decode_length_delimited(&first[..n]).unwrap()
+}
+
+/// The blocks of `path` as getBlockLocations answers over Hadoop RPC.
+fn hadoop_blocks(addr: &str, path: &str) -> raftfs_hadoop::wire::hdfs::LocatedBlocks {
+    let req = GetBlockLocationsRequest {
+        src: path.into(),
+        offset: 0,
+        length: u64::MAX >> 1,
+    };
+    let (h, body) = one_call(addr, "alice", "getBlockLocations", req);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    GetBlockLocationsResponse::decode(&body[..]).unwrap().locations.unwrap()
+}
+
+/// What `hadoop fs -checksum` computes from each block's BLOCK_CHECKSUM
+/// (the MD5 of the blocks' MD5s of their CRC32Cs), as the bytes HDFS
+/// prints: bytesPerCRC, crcPerBlock (the first block's, with more than
+/// one block), the MD5.
+fn hadoop_file_checksum(addr: &str, path: &str) -> Vec<u8> {
+    use md5::Digest;
+    let located = hadoop_blocks(addr, path);
+    let (mut file_md5, mut crc_per_block, mut bytes_per_crc) = (md5::Md5::new(), 0, 0);
+    for (i, lb) in located.blocks.iter().enumerate() {
+        let dn = &lb.locs[0].id;
+        let op = OpBlockChecksum {
+            header: BaseHeader {
+                block: lb.b.clone(),
+                token: Some(lb.block_token.clone()),
+            },
+            block_checksum_options: None,
+        };
+        let r = xfer_op(&format!("{}:{}", dn.ip_addr, dn.xfer_port), OP_BLOCK_CHECKSUM, op);
+        assert_eq!(r.status, XFER_SUCCESS, "{r:?}");
+        let c = r.checksum_response.expect("a checksum");
+        if i == 0 && located.blocks.len() > 1 {
+            crc_per_block = c.crc_per_block;
+        }
+        bytes_per_crc = c.bytes_per_crc;
+        file_md5.update(&c.block_checksum);
+    }
+    let mut out = bytes_per_crc.to_be_bytes().to_vec();
+    out.extend(crc_per_block.to_be_bytes());
+    out.extend(file_md5.finalize());
+    out
+}
+
+/// BLOCK_CHECKSUM on each block of a file hdfs-native wrote gives the
+/// file checksum the SDK's `-checksum` gives; a COMPOSITE_CRC request is
+/// refused as unsupported.
+fn block_checksums_agree_with_the_sdk(addr: &str, path: &str, sdk_checksum: &[u8]) {
+    assert_eq!(hadoop_file_checksum(addr, path), sdk_checksum, "{path}");
+    let located = hadoop_blocks(addr, path);
+    let lb = &located.blocks[0];
+    let dn = &lb.locs[0].id;
+    let op = OpBlockChecksum {
+        header: BaseHeader {
+            block: lb.b.clone(),
+            token: Some(lb.block_token.clone()),
+        },
+        block_checksum_options: Some(BlockChecksumOptions {
+            block_checksum_type: Some(BLOCK_CHECKSUM_COMPOSITE_CRC),
+            stripe_length: None,
+        }),
+    };
+    let r = xfer_op(&format!("{}:{}", dn.ip_addr, dn.xfer_port), OP_BLOCK_CHECKSUM, op);
+    assert_eq!(r.status, STATUS_ERROR_UNSUPPORTED, "{r:?}");
+}
+
+/// The warnings and errors in the DataNodes' logs (for a failure's message).
+fn datanode_warnings(dev_dir: &std::path::Path) -> String {
+    (1..=DATANODES)
+        .map(|j| {
+            let log = std::fs::read_to_string(dev_dir.join(format!("dn{j}.log"))).unwrap_or_default();
+            let lines: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+                .collect();
+            format!("dn{j}:\n{}", lines[lines.len().saturating_sub(20)..].join("\n"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// hdfs-native (the Rust crate) writes two blocks' worth with
+/// replication 3; after part of the second block, a DataNode of that
+/// block's pipeline is killed (-9). The client rebuilds the pipeline as
+/// against HDFS: with the policy ALWAYS it asks for a replacement
+/// (getAdditionalDatanode), has a survivor copy the replica there
+/// (TRANSFER_BLOCK) and goes on (updateBlockForPipeline, a streaming
+/// recovery, updatePipeline). The file reads back whole, and the block
+/// ends with three replicas, none on the dead node. The write ends in
+/// that block: a new block could be placed on the dead node before the
+/// member misses its heartbeats, and hdfs-native 0.14.7, unlike Java's
+/// DataStreamer, does not abandon such a block and ask again excluding
+/// the node. Returns the path written and its bytes.
+fn hdfs_native_rebuilds_its_pipeline_when_a_datanode_dies(
+    rt: &tokio::runtime::Runtime,
+    conf: &str,
+    addr: &str,
+    dev_dir: &std::path::Path,
+) -> (String, Vec<u8>) {
+    let path = "/user/alice/written/datanode-killed".to_string();
+    let data = pattern(2 * MULTI_BLOCK_SIZE_BYTES as usize - 4321);
+    let cut = MULTI_BLOCK_SIZE_BYTES as usize + 300_000;
+    let victim = rt.block_on(async {
+        let client = hdfs_native::ClientBuilder::new()
+            .with_config_dir(conf)
+            .with_config([
+                ("dfs.client.block.write.replace-datanode-on-failure.policy", "ALWAYS"),
+                (
+                    "dfs.client.block.write.replace-datanode-on-failure.best-effort",
+                    "false",
+                ),
+            ])
+            .with_user("alice")
+            .build()
+            .expect("an hdfs-native client from HADOOP_CONF_DIR");
+        let opts = hdfs_native::WriteOptions::default()
+            .replication(3)
+            .block_size(MULTI_BLOCK_SIZE_BYTES)
+            .overwrite(true);
+        let mut w = client.create(&path, opts).await.expect("create");
+        w.write_bytes(bytes::Bytes::copy_from_slice(&data[..cut]))
+            .await
+            .expect("the first part");
+        w.hsync().await.expect("hsync");
+        // The pipeline of the block being written, and one of its nodes killed.
+        let located = hadoop_blocks(addr, &path);
+        let last = located.blocks.last().expect("the block being written");
+        assert_eq!(last.locs.len(), 3, "a pipeline of three: {last:?}");
+        let victim = last.locs[1].id.datanode_uuid.clone();
+        let j = (1..=DATANODES)
+            .find(|j| {
+                std::fs::read_to_string(dev_dir.join(format!("dn{j}/data/current/ID")))
+                    .is_ok_and(|id| id.contains(&victim))
+            })
+            .unwrap_or_else(|| panic!("no DataNode directory holds uuid {victim}"));
+        let pid: i32 = std::fs::read_to_string(dev_dir.join(format!("dn{j}.pid")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill -9 DataNode {j}");
+        let rest = w.write_bytes(bytes::Bytes::copy_from_slice(&data[cut..])).await;
+        let closed = match rest {
+            Ok(_) => w.close().await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = closed {
+            panic!("the write after DataNode {j} died: {e}\n{}", datanode_warnings(dev_dir));
+        }
+        victim
+    });
+    let located = hadoop_blocks(addr, &path);
+    assert_eq!(located.file_length, data.len() as u64);
+    let second = &located.blocks[1];
+    let holders: Vec<&str> = second.locs.iter().map(|d| d.id.datanode_uuid.as_str()).collect();
+    assert_eq!(holders.len(), 3, "the block kept three replicas: {holders:?}");
+    assert!(
+        !holders.contains(&victim.as_str()),
+        "the dead DataNode was replaced: {holders:?}"
+    );
+    (path, data)
+}
+
 #[test]
 fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     assert!(
@@ -440,7 +620,7 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     let mut dev = StopOnDrop(
         Command::new(common::BIN)
             .args(["dev", "--port-base", &base.to_string(), "--store", "rocksdb"])
-            .args(["--nameservices", "1", "--datanodes", "3"])
+            .args(["--nameservices", "1", "--datanodes", &DATANODES.to_string()])
             .args(["--metaserver-args", "--safemode-extension-ms 0"])
             .arg("--dir")
             .arg(dir.path())
@@ -564,10 +744,38 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
     // The raw protocol checks run against the leader: the member whose
     // Hadoop RPC answers getFileInfo.
     let leader = hadoop_leader(&members).map(|(_, addr)| addr);
+    let checksummed = format!("/user/alice/written/w{}", WRITE_SIZES[2]);
+    let sdk_checksum = rt.block_on(async {
+        let opts = raftfs_client::ClientOptions {
+            tls: raftfs_client::ClientTls::CaFile(ca.clone().into()),
+            ..Default::default()
+        };
+        let fs = raftfs_client::FileSystem::connect(&members, raftfs_client::Identity::resolve(Some("alice")), opts)
+            .unwrap();
+        fs.file_checksum(&checksummed).await.map(|c| c.bytes)
+    });
     let raw = leader.map(|addr| {
         std::panic::catch_unwind(|| {
             ipc_server_refuses_bad_input_and_goes_on(&addr);
             cluster_and_file_calls_answer_as_hdfs(&addr, &raftfs_client::Identity::resolve(None).user);
+            block_checksums_agree_with_the_sdk(&addr, &checksummed, &sdk_checksum.expect("the SDK's -checksum"));
+            let (path, data) = hdfs_native_rebuilds_its_pipeline_when_a_datanode_dies(&rt, &conf, &addr, dir.path());
+            let read = rt.block_on(async {
+                let opts = raftfs_client::ClientOptions {
+                    tls: raftfs_client::ClientTls::CaFile(ca.clone().into()),
+                    ..Default::default()
+                };
+                let fs =
+                    raftfs_client::FileSystem::connect(&members, raftfs_client::Identity::resolve(Some("alice")), opts)
+                        .unwrap();
+                fs.open(&path).await.unwrap().read_to_end().await.unwrap()
+            });
+            assert!(
+                read == data,
+                "{path}: the SDK read {} bytes, hdfs-native wrote {}",
+                read.len(),
+                data.len()
+            );
         })
     });
     drop(dev);

@@ -444,27 +444,10 @@ impl DataTransfer for TransferService {
     }
 
     async fn block_checksum(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
-        use md5::Digest;
         let q: ReplicaQuery = decode_msg(req.get_ref(), "block checksum query")?;
         self.check(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
-        let n = self.node.clone();
-        let sum = blocking(move || {
-            let mut reader = n.storage.open_reader(&pool, &q.block, 0, q.block.num_bytes)?;
-            let mut md5 = md5::Md5::new();
-            let mut chunks = 0u64;
-            while let Some((_, _, sums)) = reader.next_chunk(READ_CHUNK_BYTES)? {
-                md5.update(&sums);
-                chunks += (sums.len() / 4) as u64;
-            }
-            Ok(BlockChecksumReply {
-                bytes_per_crc: raftfs_proto::datanode::BYTES_PER_CHECKSUM as u32,
-                crc_per_block: chunks,
-                md5: md5.finalize().into(),
-            })
-        })
-        .await
-        .map_err(|e| to_status(&e))?;
+        let sum = block_md5(&self.node, pool, q.block).await.map_err(|e| to_status(&e))?;
         reply(&sum)
     }
 
@@ -509,4 +492,27 @@ impl DataTransfer for TransferService {
         self.node.report_received(&pool.id, b);
         reply(&b)
     }
+}
+
+/// HDFS's MD5CRC block checksum of `block`'s first `num_bytes` in `pool`:
+/// the MD5 of its chunks' CRC32Cs as the replica stores them (every chunk
+/// read is verified on the way). Both protocols' BLOCK_CHECKSUM answer it.
+pub async fn block_md5(node: &Arc<Node>, pool: Arc<Pool>, block: Block) -> Result<BlockChecksumReply, FsError> {
+    use md5::Digest;
+    let n = node.clone();
+    blocking(move || {
+        let mut reader = n.storage.open_reader(&pool, &block, 0, block.num_bytes)?;
+        let mut md5 = md5::Md5::new();
+        let mut chunks = 0u64;
+        while let Some((_, _, sums)) = reader.next_chunk(READ_CHUNK_BYTES)? {
+            md5.update(&sums);
+            chunks += (sums.len() / raftfs_proto::datanode::CHECKSUM_SIZE_BYTES) as u64;
+        }
+        Ok(BlockChecksumReply {
+            bytes_per_crc: raftfs_proto::datanode::BYTES_PER_CHECKSUM as u32,
+            crc_per_block: chunks,
+            md5: md5.finalize().into(),
+        })
+    })
+    .await
 }

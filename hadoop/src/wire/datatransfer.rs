@@ -88,6 +88,8 @@ pub struct BlockOpResponse {
     pub status: i32,
     #[prost(string, optional, tag = "2")]
     pub first_bad_link: Option<String>,
+    #[prost(message, optional, tag = "3")]
+    pub checksum_response: Option<OpBlockChecksumResponse>,
     #[prost(message, optional, tag = "4")]
     pub read_op_checksum_info: Option<ReadOpChecksumInfo>,
     #[prost(string, optional, tag = "5")]
@@ -156,4 +158,52 @@ pub struct PipelineAck {
     /// The same statuses in Hadoop 3's header form (status in the low bits).
     #[prost(uint32, repeated, packed = "true", tag = "4")]
     pub flag: Vec<u32>,
+}
+
+/// `BlockChecksumTypeProto`: the MD5 of the chunks' CRCs (HDFS's default),
+/// or a chunk-independent CRC.
+pub const BLOCK_CHECKSUM_MD5CRC: i32 = 1;
+pub const BLOCK_CHECKSUM_COMPOSITE_CRC: i32 = 2;
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct BlockChecksumOptions {
+    #[prost(int32, optional, tag = "1")]
+    pub block_checksum_type: Option<i32>,
+    #[prost(uint32, optional, tag = "2")]
+    pub stripe_length: Option<u32>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct OpBlockChecksum {
+    #[prost(message, required, tag = "1")]
+    pub header: BaseHeader,
+    #[prost(message, optional, tag = "2")]
+    pub block_checksum_options: Option<BlockChecksumOptions>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct OpBlockChecksumResponse {
+    #[prost(uint32, required, tag = "1")]
+    pub bytes_per_crc: u32,
+    #[prost(uint64, required, tag = "2")]
+    pub crc_per_block: u64,
+    #[prost(bytes = "vec", required, tag = "3")]
+    pub block_checksum: Vec<u8>,
+    /// `ChecksumTypeProto`.
+    #[prost(int32, optional, tag = "4")]
+    pub crc_type: Option<i32>,
+    #[prost(message, optional, tag = "5")]
+    pub block_checksum_options: Option<BlockChecksumOptions>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct OpTransferBlock {
+    #[prost(message, required, tag = "1")]
+    pub header: ClientOperationHeader,
+    #[prost(message, repeated, tag = "2")]
+    pub targets: Vec<super::hdfs::DatanodeInfo>,
+    #[prost(int32, repeated, packed = "false", tag = "3")]
+    pub target_storage_types: Vec<i32>,
+    #[prost(string, repeated, tag = "4")]
+    pub target_storage_ids: Vec<String>,
 }
