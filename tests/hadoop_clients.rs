@@ -23,8 +23,8 @@ use raftfs_hadoop::wire::hdfs::Token;
 use raftfs_hadoop::wire::namenode::{
     BoolResponse, ConcatRequest, EmptyMessage, GetBlockLocationsRequest, GetBlockLocationsResponse,
     GetDatanodeReportRequest, GetDatanodeReportResponse, GetFileInfoRequest, GetFileInfoResponse, GetFsStatsResponse,
-    GetPreferredBlockSizeRequest, GetPreferredBlockSizeResponse, MkdirsRequest, SetSafeModeRequest, TruncateRequest,
-    REPORT_DEAD, REPORT_LIVE, SAFEMODE_ENTER, SAFEMODE_GET, SAFEMODE_LEAVE,
+    GetListingRequest, GetListingResponse, GetPreferredBlockSizeRequest, GetPreferredBlockSizeResponse, MkdirsRequest,
+    SetSafeModeRequest, TruncateRequest, REPORT_DEAD, REPORT_LIVE, SAFEMODE_ENTER, SAFEMODE_GET, SAFEMODE_LEAVE,
 };
 use raftfs_hadoop::wire::rpc::*;
 
@@ -383,6 +383,30 @@ fn cluster_and_file_calls_answer_as_hdfs(addr: &str, superuser: &str) {
     assert!(!on(safemode("alice", SAFEMODE_GET)));
 
     let data = "/user/alice/data";
+    // A listing with locations (listLocatedStatus: Spark's and MapReduce's input listing).
+    let list = GetListingRequest {
+        src: data.into(),
+        start_after: Vec::new(),
+        need_location: true,
+    };
+    let (h, body) = one_call(addr, "alice", "getListing", list);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    let listed = GetListingResponse::decode(&body[..])
+        .unwrap()
+        .dir_list
+        .unwrap()
+        .partial_listing;
+    assert_eq!(listed.len(), FILE_SIZES.len(), "{listed:?}");
+    for f in &listed {
+        let at = f.locations.as_ref().unwrap_or_else(|| panic!("no locations: {f:?}"));
+        assert_eq!(at.file_length, f.length);
+        assert_eq!(
+            at.blocks.len() as u64,
+            f.length.div_ceil(MULTI_BLOCK_SIZE_BYTES),
+            "{f:?}"
+        );
+        assert!(at.blocks.iter().all(|b| b.locs.len() == 3), "{at:?}");
+    }
     let (h, body) = one_call(
         addr,
         "alice",

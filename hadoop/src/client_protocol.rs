@@ -8,7 +8,8 @@
 //! encryption zone, no data encryption key). A method ClientProtocol does
 //! not have answers `RpcNoSuchMethodException`.
 //!
-//! Caveat: listings asked for with locations come without them.
+//! Caveat: a listing asked for with locations runs one getBlockLocations
+//! per file of the page (up to 1,000), each audited as `open`.
 
 use prost::Message;
 use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
@@ -155,11 +156,15 @@ pub async fn answer(
             let start_after = String::from_utf8(r.start_after)
                 .map_err(|_| FsError::InvalidArgument("getListing's startAfter is not UTF-8".into()))?;
             let op = Op::GetListing {
-                path: r.src,
+                path: r.src.clone(),
                 start_after,
                 limit: LISTING_PAGE_ENTRIES,
             };
             match run(None, op).await {
+                Ok(OpResult::Listing(l)) if r.need_location => GetListingResponse {
+                    dir_list: Some(located_listing(ns, call, &r.src, &l).await?),
+                }
+                .encode_to_vec(),
                 Ok(OpResult::Listing(l)) => GetListingResponse {
                     dir_list: Some(status::listing(&l)),
                 }
@@ -537,6 +542,38 @@ pub async fn answer(
         m => return Err(RemoteError::no_such_method(m, CLIENT_PROTOCOL).into()),
     };
     Ok(reply)
+}
+
+/// A listing page with each file's block locations (what
+/// `listLocatedStatus`, and so Spark's and MapReduce's input listing,
+/// asks for): one getBlockLocations per file, as the caller. A file gone
+/// since the page was read is left out, as if the listing came after.
+async fn located_listing(
+    ns: &dyn HadoopNamespace,
+    call: &Call<'_>,
+    dir: &str,
+    page: &raftfs_proto::DirectoryListing,
+) -> Result<hdfs::DirectoryListing, Refusal> {
+    let mut out = status::listing(page);
+    let mut kept = Vec::with_capacity(out.partial_listing.len());
+    for (entry, mut st) in page.entries.iter().zip(out.partial_listing.drain(..)) {
+        if !entry.is_dir() {
+            let op = Op::GetBlockLocations {
+                path: format!("{}/{}", dir.trim_end_matches('/'), entry.path_suffix),
+                offset: 0,
+                length: entry.length,
+            };
+            match ns.call(call.caller, call.ctx(None), op).await {
+                Ok(OpResult::Blocks(lbs)) => st.locations = Some(blocks::located_blocks(ns, &lbs)?),
+                Err(FsError::FileNotFound(_)) => continue,
+                Ok(other) => return Err(unexpected("getListing", other)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        kept.push(st);
+    }
+    out.partial_listing = kept;
+    Ok(out)
 }
 
 /// The uuids of the DataNodes a request names.
