@@ -49,6 +49,8 @@ const APPENDED: usize = 1000;
 /// DataNodes in the cluster: three for each block, and one to replace a
 /// DataNode that dies under a write.
 const DATANODES: usize = 4;
+/// Directories the observer-read client makes and reads back.
+const OBSERVED_DIRS: usize = 20;
 
 /// Bytes that differ at every offset (so a wrong offset shows).
 fn pattern(len: usize) -> Vec<u8> {
@@ -63,13 +65,18 @@ fn frame(parts: &[Vec<u8>]) -> Vec<u8> {
 }
 
 fn header(call_id: i32) -> Vec<u8> {
+    header_seen(call_id, None)
+}
+
+/// A request header naming the state the client has seen (observer reads).
+fn header_seen(call_id: i32, state_id: Option<i64>) -> Vec<u8> {
     RpcRequestHeader {
         rpc_kind: Some(RPC_KIND_PROTOCOL_BUFFER),
         rpc_op: Some(0),
         call_id,
         client_id: vec![9; 16],
         retry_count: Some(0),
-        state_id: None,
+        state_id,
     }
     .encode_length_delimited_to_vec()
 }
@@ -457,6 +464,124 @@ fn cluster_and_file_calls_answer_as_hdfs(addr: &str, superuser: &str) {
     refused_with(&h, "java.lang.IllegalArgumentException");
 }
 
+/// One call as alice on a new connection whose header says the client has
+/// seen `seen`: the answer's header.
+fn call_seen(addr: &str, method: &str, request: impl Message, seen: Option<i64>) -> RpcResponseHeader {
+    let mut s = connect(addr, "alice");
+    let rh = RequestHeader {
+        method_name: method.into(),
+        declaring_class_protocol_name: PROTOCOL.into(),
+        client_protocol_version: 1,
+    };
+    let id = 7;
+    s.write_all(&frame(&[
+        header_seen(id, seen),
+        rh.encode_length_delimited_to_vec(),
+        request.encode_length_delimited_to_vec(),
+    ]))
+    .unwrap();
+    answer(&mut s).0
+}
+
+/// Followers serve observer reads: they say they are observers; every
+/// answer carries the member's state (its applied index); a follower
+/// answers a read whose client sent the state it has seen, once it has
+/// applied it, and refuses writes and calls without a state
+/// (StandbyException). hdfs-native with `ObserverReadProxyProvider`
+/// reads its own writes through them, and the followers' read counters
+/// (`haadmin -getAllServiceState`) show they served those reads.
+fn followers_serve_observer_reads(rt: &tokio::runtime::Runtime, conf: &str, members: &str, ca: &str) {
+    let (leader_id, leader) = hadoop_leader(members).expect("a leader");
+    let followers: Vec<(u64, String)> = hadoop_addrs(members)
+        .into_iter()
+        .filter(|(id, addr)| *id != leader_id && TcpStream::connect(addr).is_ok())
+        .collect();
+    assert!(!followers.is_empty(), "a follower is up");
+    // The reads the followers have served, as haadmin reports them.
+    let follower_reads = || -> u64 {
+        let out = Command::new(common::BIN)
+            .env("RAFTFS_CA", ca)
+            .args(["haadmin", "--fs", members, "-getAllServiceState"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .skip(1)
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let id: u64 = f.first()?.parse().ok()?;
+                (id != leader_id).then(|| f.get(7)?.parse::<u64>().ok()).flatten()
+            })
+            .sum()
+    };
+    let ha_state = |addr: &str| {
+        let (h, body) = one_call(addr, "alice", "getHAServiceState", EmptyMessage {});
+        assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+        raftfs_hadoop::wire::namenode::HaServiceStateResponse::decode(&body[..])
+            .unwrap()
+            .state
+    };
+    assert_eq!(ha_state(&leader), raftfs_hadoop::wire::hdfs::HA_ACTIVE);
+    for (_, f) in &followers {
+        assert_eq!(ha_state(f), raftfs_hadoop::wire::hdfs::HA_OBSERVER);
+    }
+    let mkdir = |src: &str| MkdirsRequest {
+        src: src.into(),
+        masked: raftfs_hadoop::wire::hdfs::FsPermission { perm: 0o755 },
+        create_parent: true,
+        unmasked: None,
+    };
+    let made = call_seen(&leader, "mkdirs", mkdir("/user/alice/observed/raw"), None);
+    assert_eq!(made.status, STATUS_SUCCESS, "{made:?}");
+    let state = made.state_id.expect("answers carry the member's state");
+    assert!(state > 0, "{made:?}");
+    let (_, follower) = &followers[0];
+    let info = GetFileInfoRequest {
+        src: "/user/alice/observed/raw".into(),
+    };
+    let read = call_seen(follower, "getFileInfo", info.clone(), Some(state));
+    assert_eq!(
+        read.status, STATUS_SUCCESS,
+        "an observer read at the state seen: {read:?}"
+    );
+    assert!(read.state_id.unwrap_or(0) >= state, "{read:?}");
+    refused_with(
+        &call_seen(follower, "getFileInfo", info, None),
+        "org.apache.hadoop.ipc.StandbyException",
+    );
+    refused_with(
+        &call_seen(follower, "mkdirs", mkdir("/user/alice/observed/x"), Some(state)),
+        "org.apache.hadoop.ipc.StandbyException",
+    );
+
+    let before = follower_reads();
+    rt.block_on(async {
+        let client = hdfs_native::ClientBuilder::new()
+            .with_config_dir(conf)
+            .with_config([(
+                "dfs.client.failover.proxy.provider.ns1",
+                "org.apache.hadoop.hdfs.server.namenode.ha.ObserverReadProxyProvider",
+            )])
+            .with_user("alice")
+            .build()
+            .expect("an hdfs-native client with observer reads");
+        for i in 0..OBSERVED_DIRS {
+            let dir = format!("/user/alice/observed/d{i}");
+            client.mkdirs(&dir, 0o755, true).await.expect("mkdirs (on the leader)");
+            let st = client
+                .get_file_info(&dir)
+                .await
+                .expect("a read sees the write before it");
+            assert!(st.isdir, "{st:?}");
+        }
+    });
+    let served = follower_reads() - before;
+    assert!(
+        served >= OBSERVED_DIRS as u64,
+        "the followers served the observer-read client's {OBSERVED_DIRS} reads; they served {served}"
+    );
+}
+
 /// A raw DataTransferProtocol op on a new connection: the first answer.
 fn xfer_op(xfer: &str, op_code: u8, op: impl Message) -> BlockOpResponse {
     let mut bytes = DATA_TRANSFER_VERSION.to_be_bytes().to_vec();
@@ -783,6 +908,7 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
             ipc_server_refuses_bad_input_and_goes_on(&addr);
             cluster_and_file_calls_answer_as_hdfs(&addr, &raftfs_client::Identity::resolve(None).user);
             block_checksums_agree_with_the_sdk(&addr, &checksummed, &sdk_checksum.expect("the SDK's -checksum"));
+            followers_serve_observer_reads(&rt, &conf, &members, &ca);
             let (path, data) = hdfs_native_rebuilds_its_pipeline_when_a_datanode_dies(&rt, &conf, &addr, dir.path());
             let read = rt.block_on(async {
                 let opts = raftfs_client::ClientOptions {

@@ -20,7 +20,7 @@ use crate::ids;
 use crate::namespace::{HaState, HadoopNamespace, IpcCaller};
 use crate::remote_error::RemoteError;
 use crate::status;
-use crate::wire::hdfs::{self, FsServerDefaults, CHECKSUM_CRC32C, HA_ACTIVE, HA_STANDBY};
+use crate::wire::hdfs::{self, FsServerDefaults, CHECKSUM_CRC32C, HA_ACTIVE, HA_OBSERVER, HA_STANDBY};
 use crate::wire::namenode::*;
 
 /// The protocol the server serves.
@@ -65,6 +65,9 @@ pub struct Call<'a> {
     pub caller: &'a IpcCaller,
     pub rpc_client_id: &'a [u8],
     pub call_id: i32,
+    /// The state the client has seen (the header's `stateId`, sent by
+    /// observer-read clients; a negative one is none yet, 0).
+    pub seen_state_id: Option<u64>,
 }
 
 impl Call<'_> {
@@ -122,7 +125,7 @@ pub async fn answer(
     method: &str,
     request: &[u8],
 ) -> Result<Vec<u8>, Refusal> {
-    let run = |holder: Option<&str>, op: Op| ns.call(call.caller, call.ctx(holder), op);
+    let run = |holder: Option<&str>, op: Op| ns.call(call.caller, call.ctx(holder), op, call.seen_state_id);
     let reply = match method {
         "getServerDefaults" => {
             decode::<GetServerDefaultsRequest>(request)?;
@@ -446,9 +449,7 @@ pub async fn answer(
         }
         "msync" => {
             decode::<EmptyMessage>(request)?;
-            if ns.ha_state() != HaState::Active {
-                return Err(FsError::NotLeader { leader: None }.into());
-            }
+            ns.sync_state().await?;
             EmptyMessage {}.encode_to_vec()
         }
         "truncate" => {
@@ -492,6 +493,7 @@ pub async fn answer(
             decode::<EmptyMessage>(request)?;
             let state = match ns.ha_state() {
                 HaState::Active => HA_ACTIVE,
+                HaState::Observer => HA_OBSERVER,
                 HaState::Standby => HA_STANDBY,
             };
             HaServiceStateResponse { state }.encode_to_vec()
@@ -563,7 +565,7 @@ async fn located_listing(
                 offset: 0,
                 length: entry.length,
             };
-            match ns.call(call.caller, call.ctx(None), op).await {
+            match ns.call(call.caller, call.ctx(None), op, call.seen_state_id).await {
                 Ok(OpResult::Blocks(lbs)) => st.locations = Some(blocks::located_blocks(ns, &lbs)?),
                 Err(FsError::FileNotFound(_)) => continue,
                 Ok(other) => return Err(unexpected("getListing", other)),

@@ -8,6 +8,8 @@ use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
 /// A namespace call's future.
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<OpResult, FsError>> + Send + 'a>>;
+/// [`HadoopNamespace::sync_state`]'s future.
+pub type SyncFuture<'a> = Pin<Box<dyn Future<Output = Result<(), FsError>> + Send + 'a>>;
 /// An administrative call's future.
 pub type AdminFuture<'a> = Pin<Box<dyn Future<Output = Result<AdminResult, FsError>> + Send + 'a>>;
 
@@ -24,7 +26,12 @@ pub struct IpcCaller {
 pub enum HaState {
     /// The leader: it serves every call.
     Active,
-    /// Any other member: it answers calls with `StandbyException`.
+    /// A follower: it serves the reads of clients that say which state
+    /// they have seen (HDFS's observer reads, `ObserverReadProxyProvider`)
+    /// once it has applied that state, and answers everything else with
+    /// `StandbyException`.
+    Observer,
+    /// A member that serves nothing.
     Standby,
 }
 
@@ -68,8 +75,20 @@ pub trait HadoopNamespace: Send + Sync + 'static {
     /// Run `op` for `caller` under `ctx`'s client id and call id (whose
     /// user and groups the namespace fills in: groups are resolved by the
     /// server, never taken from the client). A member that does not lead
-    /// answers `NotLeader`, which Hadoop clients know as `StandbyException`.
-    fn call<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: Op) -> CallFuture<'a>;
+    /// answers `NotLeader`, which Hadoop clients know as `StandbyException`,
+    /// except for a read whose client has seen state `seen` (its request
+    /// header's `stateId`): a follower serves that once it has applied it.
+    fn call<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: Op, seen: Option<u64>) -> CallFuture<'a>;
+
+    /// As the leader, confirm the leadership and wait until every write
+    /// acknowledged before this call is applied (a linearizable read
+    /// index), so the `stateId` of the answer covers them (`msync`);
+    /// `NotLeader` elsewhere.
+    fn sync_state(&self) -> SyncFuture<'_>;
+
+    /// The state this member has applied (its applied log index): every
+    /// answer's `stateId`, which observer-read clients send back.
+    fn state_id(&self) -> u64;
 
     /// Run the administrative `op` for `caller` (the namespace checks the
     /// superuser privilege; a member that does not lead answers `NotLeader`).

@@ -138,8 +138,12 @@ fn response_header(call_id: i32, rpc_client_id: &[u8], status: i32) -> RpcRespon
     }
 }
 
-fn success_frame(call_id: i32, rpc_client_id: &[u8], answer: &[u8]) -> Vec<u8> {
-    let h = response_header(call_id, rpc_client_id, STATUS_SUCCESS).encode_length_delimited_to_vec();
+/// A call's answer: its header carries the state the member has applied
+/// (`stateId`), which observer-read clients keep and send back.
+fn success_frame(call_id: i32, rpc_client_id: &[u8], state_id: Option<u64>, answer: &[u8]) -> Vec<u8> {
+    let mut h = response_header(call_id, rpc_client_id, STATUS_SUCCESS);
+    h.state_id = state_id.map(|s| s as i64);
+    let h = h.encode_length_delimited_to_vec();
     let mut body = Vec::with_capacity(answer.len() + 5);
     prost::encoding::encode_varint(answer.len() as u64, &mut body);
     body.extend_from_slice(answer);
@@ -397,7 +401,7 @@ async fn calls(
                 }
                 .encode_to_vec();
                 sasl_pending = false;
-                send(tx, success_frame(SASL_CALL_ID, &[], &answer)).await?;
+                send(tx, success_frame(SASL_CALL_ID, &[], None, &answer)).await?;
             }
             CONNECTION_CONTEXT_CALL_ID if caller.is_none() => {
                 let piece = delimited(&mut rest)
@@ -518,9 +522,10 @@ async fn run_call(
         caller: who,
         rpc_client_id: client,
         call_id: id,
+        seen_state_id: header.state_id.map(|s| s.max(0) as u64),
     };
     match client_protocol::answer(ns, &call, &request_header.method_name, request).await {
-        Ok(answer) => success_frame(id, client, &answer),
+        Ok(answer) => success_frame(id, client, Some(ns.state_id()), &answer),
         Err(Refusal::Remote(e)) => error_frame(id, client, STATUS_ERROR, e.class, &e.message, e.code),
         Err(Refusal::Undecodable(e)) => error_frame(
             id,

@@ -1,10 +1,17 @@
 //! [`MemberHadoopNamespace`]: a member's namespace as its Hadoop IPC server
 //! (`--hadoop-rpc-addr`) reaches it.
 //!
-//! Only the leader answers: another member answers every call with
-//! `NotLeader`, which Hadoop's clients know as `StandbyException`, so
+//! The leader answers every call; another member answers `NotLeader`,
+//! which Hadoop's clients know as `StandbyException`, so
 //! `ConfiguredFailoverProxyProvider` moves on to the next NameNode
-//! address and finds the leader with no raftfs code on the client. A call
+//! address and finds the leader with no raftfs code on the client. The
+//! exception is an observer read: followers say they are observers
+//! (`getHAServiceState`), every answer carries the member's applied
+//! index as its `stateId`, and a follower serves a namespace read from a
+//! client that sends the state it has seen once it has applied that
+//! state (the follower-read path the SDK uses, bounded wait), so
+//! `ObserverReadProxyProvider` clients read from followers and still see
+//! their own writes (after `msync`, every write acknowledged before it). A call
 //! runs as the user the connection context names (SIMPLE authentication),
 //! with the groups this member resolves for that user, under the client
 //! id and call id [`raftfs_hadoop::ids`] derives from Hadoop's, so the
@@ -14,13 +21,13 @@
 
 use std::sync::Arc;
 
-use raftfs_hadoop::namespace::{AdminFuture, CallFuture};
+use raftfs_hadoop::namespace::{AdminFuture, CallFuture, SyncFuture};
 use raftfs_hadoop::{DatanodeEndpoints, FsStats, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 use raftfs_proto::limits::{BYTES_PER_CHECKSUM, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
 use raftfs_proto::{AdminOp, CallCtx, FsError, Op};
 
 use super::audit::AuthMethod;
-use super::member::Member;
+use super::member::{Member, ReadMode};
 use super::member_metrics::Capacity;
 use super::service::observed;
 
@@ -35,10 +42,16 @@ impl MemberHadoopNamespace {
 }
 
 impl HadoopNamespace for MemberHadoopNamespace {
-    fn call<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: Op) -> CallFuture<'a> {
+    fn call<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: Op, seen: Option<u64>) -> CallFuture<'a> {
         Box::pin(async move {
             let m = &self.member;
-            m.leader_or_hint()?;
+            // Off the leader, only an observer read: a read the client's
+            // seen state lets a follower serve once it has applied it.
+            let observer_read = match (m.leader_or_hint(), seen) {
+                (Ok(()), _) => None,
+                (Err(_), Some(seen)) if serves_as_observer(&op) => Some(seen),
+                (Err(not_leader), _) => return Err(not_leader),
+            };
             let groups = m.groups.groups_of_caller(&caller.user);
             let audit = m.audit.entry(&caller.user, AuthMethod::Simple, None, &caller.ip, &op);
             let ctx = CallCtx {
@@ -47,8 +60,25 @@ impl HadoopNamespace for MemberHadoopNamespace {
                 ..ids
             };
             let name = op.name();
-            observed(m, audit, name, async { (m.call(ctx, op).await, ()) }).await.0
+            let run = async {
+                match observer_read {
+                    None => (m.call(ctx, op).await, ()),
+                    Some(seen) => (m.call_with(ctx, op, ReadMode::Follower, seen).await.0, ()),
+                }
+            };
+            observed(m, audit, name, run).await.0
         })
+    }
+
+    fn sync_state(&self) -> SyncFuture<'_> {
+        Box::pin(async move {
+            self.member.leader_or_hint()?;
+            self.member.read_index().await.map(|_| ())
+        })
+    }
+
+    fn state_id(&self) -> u64 {
+        *self.member.shared().applied_index().borrow()
     }
 
     fn admin<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: AdminOp) -> AdminFuture<'a> {
@@ -87,7 +117,7 @@ impl HadoopNamespace for MemberHadoopNamespace {
     fn ha_state(&self) -> HaState {
         match self.member.leader_or_hint() {
             Ok(()) => HaState::Active,
-            Err(_) => HaState::Standby,
+            Err(_) => HaState::Observer,
         }
     }
 
@@ -117,4 +147,13 @@ impl HadoopNamespace for MemberHadoopNamespace {
             storage_id,
         })
     }
+}
+
+/// The reads a follower serves to observer-read clients (HDFS's
+/// `@ReadOnly` namespace reads); everything else goes to the leader.
+fn serves_as_observer(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::GetFileInfo { .. } | Op::GetListing { .. } | Op::GetContentSummary { .. } | Op::GetBlockLocations { .. }
+    )
 }
