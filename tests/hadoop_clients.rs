@@ -582,6 +582,124 @@ fn followers_serve_observer_reads(rt: &tokio::runtime::Runtime, conf: &str, memb
     );
 }
 
+/// The data port under bad input: an unknown op (ERROR_UNSUPPORTED), an
+/// op message over the limit (ERROR), and a WRITE_BLOCK whose first packet
+/// stops half-way before the client goes away. The DataNode goes on (it
+/// answers the next connection), and the half-sent packet changed nothing
+/// (the file is still empty).
+fn data_port_refuses_bad_input_and_goes_on(addr: &str) {
+    use raftfs_hadoop::wire::datatransfer::{
+        ChecksumInfo, OpWriteBlock, PacketHeader, OP_WRITE_BLOCK, STAGE_PIPELINE_SETUP_CREATE,
+    };
+    use raftfs_hadoop::wire::namenode::{AddBlockRequest, CreateRequest, DeleteRequest, LocatedBlockResponse};
+    let (path, client) = ("/user/alice/half-sent", "raw-half-sent");
+    let create = CreateRequest {
+        src: path.into(),
+        masked: raftfs_hadoop::wire::hdfs::FsPermission { perm: 0o644 },
+        client_name: client.into(),
+        create_flag: 0x01,
+        create_parent: false,
+        replication: 3,
+        block_size: MULTI_BLOCK_SIZE_BYTES,
+        ec_policy_name: None,
+        storage_policy: None,
+    };
+    let (h, _) = one_call(addr, "alice", "create", create);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    let add = AddBlockRequest {
+        src: path.into(),
+        client_name: client.into(),
+        previous: None,
+        exclude_nodes: Vec::new(),
+        file_id: None,
+    };
+    let (h, body) = one_call(addr, "alice", "addBlock", add);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    let lb = LocatedBlockResponse::decode(&body[..]).unwrap().block;
+    let head = &lb.locs[0].id;
+    let xfer = format!("{}:{}", head.ip_addr, head.xfer_port);
+
+    let unknown = xfer_op(&xfer, 0x7f, EmptyMessage {});
+    assert_eq!(unknown.status, STATUS_ERROR_UNSUPPORTED, "{unknown:?}");
+    let mut d = TcpStream::connect(&xfer).unwrap();
+    d.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut huge = DATA_TRANSFER_VERSION.to_be_bytes().to_vec();
+    huge.push(OP_READ_BLOCK);
+    prost::encoding::encode_varint(64 << 20, &mut huge);
+    d.write_all(&huge).unwrap();
+    let mut first = vec![0u8; 4096];
+    let n = d.read(&mut first).unwrap();
+    let r = BlockOpResponse::decode_length_delimited(&first[..n]).unwrap();
+    assert_eq!(r.status, XFER_ERROR, "{r:?}");
+    assert!(closed(&mut d), "an oversized op message closes the connection");
+
+    let op = OpWriteBlock {
+        header: ClientOperationHeader {
+            base_header: BaseHeader {
+                block: lb.b.clone(),
+                token: Some(lb.block_token.clone()),
+            },
+            client_name: client.into(),
+        },
+        targets: lb.locs[1..].to_vec(),
+        stage: STAGE_PIPELINE_SETUP_CREATE,
+        pipeline_size: lb.locs.len() as u32,
+        min_bytes_rcvd: 0,
+        max_bytes_rcvd: 0,
+        latest_generation_stamp: lb.b.generation_stamp,
+        requested_checksum: ChecksumInfo {
+            checksum_type: raftfs_hadoop::wire::hdfs::CHECKSUM_CRC32C,
+            bytes_per_checksum: 512,
+        },
+    };
+    let mut d = TcpStream::connect(&xfer).unwrap();
+    d.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut bytes = DATA_TRANSFER_VERSION.to_be_bytes().to_vec();
+    bytes.push(OP_WRITE_BLOCK);
+    bytes.extend(op.encode_length_delimited_to_vec());
+    d.write_all(&bytes).unwrap();
+    let n = d.read(&mut first).unwrap();
+    let setup = BlockOpResponse::decode_length_delimited(&first[..n]).unwrap();
+    assert_eq!(setup.status, XFER_SUCCESS, "the pipeline is set up: {setup:?}");
+    // A packet of 64 KiB announced, its checksums and 1,000 bytes sent.
+    let data_len = 64 * 1024;
+    let header = PacketHeader {
+        offset_in_block: 0,
+        seqno: 0,
+        last_packet_in_block: false,
+        data_len: data_len as i32,
+        sync_block: None,
+    }
+    .encode_to_vec();
+    let mut packet = ((4 + data_len / 512 * 4 + data_len) as u32).to_be_bytes().to_vec();
+    packet.extend((header.len() as u16).to_be_bytes());
+    packet.extend(header);
+    packet.extend(vec![0u8; data_len / 512 * 4]);
+    packet.extend(vec![7u8; 1000]);
+    d.write_all(&packet).unwrap();
+    drop(d);
+    std::thread::sleep(Duration::from_millis(200));
+    let again = xfer_op(&xfer, 0x7f, EmptyMessage {});
+    assert_eq!(
+        again.status, STATUS_ERROR_UNSUPPORTED,
+        "the DataNode goes on: {again:?}"
+    );
+    let (h, body) = one_call(addr, "alice", "getFileInfo", GetFileInfoRequest { src: path.into() });
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    let st = GetFileInfoResponse::decode(&body[..]).unwrap().fs.expect("the file");
+    assert_eq!(st.length, 0, "nothing of the half-sent packet is in the file: {st:?}");
+    let (h, _) = one_call(
+        addr,
+        "alice",
+        "delete",
+        DeleteRequest {
+            src: path.into(),
+            recursive: false,
+        },
+    );
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+}
+
 /// A raw DataTransferProtocol op on a new connection: the first answer.
 fn xfer_op(xfer: &str, op_code: u8, op: impl Message) -> BlockOpResponse {
     let mut bytes = DATA_TRANSFER_VERSION.to_be_bytes().to_vec();
@@ -907,6 +1025,7 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
         std::panic::catch_unwind(|| {
             ipc_server_refuses_bad_input_and_goes_on(&addr);
             cluster_and_file_calls_answer_as_hdfs(&addr, &raftfs_client::Identity::resolve(None).user);
+            data_port_refuses_bad_input_and_goes_on(&addr);
             block_checksums_agree_with_the_sdk(&addr, &checksummed, &sdk_checksum.expect("the SDK's -checksum"));
             followers_serve_observer_reads(&rt, &conf, &members, &ca);
             let (path, data) = hdfs_native_rebuilds_its_pipeline_when_a_datanode_dies(&rt, &conf, &addr, dir.path());

@@ -178,8 +178,25 @@ fn client_with(uri: &str, tls: &ClientTls, short_circuit: bool) -> anyhow::Resul
 /// Write `size` bytes of `data` (repeated) to `path` with replication 3,
 /// then read them back; (put seconds, get seconds).
 async fn put_then_get(fs: &FileSystem, path: &str, data: &[u8], size: u64, block: u64) -> anyhow::Result<(f64, f64)> {
+    let put = timed_put(fs, path, data, size, 3, block).await?;
+    let (get, got, _) = timed_get(fs, path).await?;
+    if got != size {
+        bail!("read {got} of {size} bytes from {path}");
+    }
+    Ok((put, get))
+}
+
+/// Write `size` bytes of `data` (repeated) to `path` through `fs`; seconds.
+pub(crate) async fn timed_put(
+    fs: &FileSystem,
+    path: &str,
+    data: &[u8],
+    size: u64,
+    replication: u16,
+    block: u64,
+) -> anyhow::Result<f64> {
     let start = Instant::now();
-    let mut w = fs.create_file_opt(path, true, None, 3, block, true).await?;
+    let mut w = fs.create_file_opt(path, true, None, replication, block, true).await?;
     let mut left = size;
     while left > 0 {
         let n = left.min(data.len() as u64) as usize;
@@ -187,12 +204,7 @@ async fn put_then_get(fs: &FileSystem, path: &str, data: &[u8], size: u64, block
         left -= n as u64;
     }
     w.close().await?;
-    let put = start.elapsed().as_secs_f64();
-    let (get, got, _) = timed_get(fs, path).await?;
-    if got != size {
-        bail!("read {got} of {size} bytes from {path}");
-    }
-    Ok((put, get))
+    Ok(start.elapsed().as_secs_f64())
 }
 
 /// Read all of `path` through `fs`; (seconds, bytes, bytes read short-circuit).

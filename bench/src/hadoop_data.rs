@@ -108,18 +108,7 @@ async fn wait_registered(fs: &FileSystem, n: usize, root: &Path) -> anyhow::Resu
 
 /// The SDK's put of `size` bytes to `path`; seconds.
 async fn sdk_put(fs: &FileSystem, path: &str, data: &Bytes, size: u64, replication: u16) -> anyhow::Result<f64> {
-    let start = Instant::now();
-    let mut w = fs
-        .create_file_opt(path, true, None, replication, BLOCK_BYTES, true)
-        .await?;
-    let mut left = size;
-    while left > 0 {
-        let n = left.min(data.len() as u64) as usize;
-        w.write(&data[..n]).await?;
-        left -= n as u64;
-    }
-    w.close().await?;
-    Ok(start.elapsed().as_secs_f64())
+    crate::datapath::timed_put(fs, path, data, size, replication, BLOCK_BYTES).await
 }
 
 /// The SDK's sequential read of `path`, none of it short-circuit; seconds.

@@ -84,7 +84,8 @@ impl Call<'_> {
     }
 }
 
-fn decode<M: Message + Default>(bytes: &[u8]) -> Result<M, Refusal> {
+/// `M` from a request's bytes, or why not.
+pub(crate) fn decode<M: Message + Default>(bytes: &[u8]) -> Result<M, Refusal> {
     M::decode(bytes).map_err(|e| Refusal::Undecodable(format!("{}: {e}", std::any::type_name::<M>())))
 }
 

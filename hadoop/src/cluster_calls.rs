@@ -14,7 +14,7 @@ use prost::Message;
 use raftfs_proto::{AdminOp, AdminResult, AdminState, DatanodeInfo, FsError, SafeModeAction};
 
 use crate::blocks;
-use crate::client_protocol::{Call, Refusal};
+use crate::client_protocol::{decode, Call, Refusal};
 use crate::namespace::{DatanodeEndpoints, HadoopNamespace};
 use crate::wire::hdfs::{self, ADMIN_DECOMMISSIONED, ADMIN_DECOMMISSION_INPROGRESS, ADMIN_NORMAL};
 use crate::wire::namenode::*;
@@ -22,10 +22,6 @@ use crate::wire::namenode::*;
 /// Whether `method` is one of this module's.
 pub fn serves(method: &str) -> bool {
     matches!(method, "getFsStats" | "getDatanodeReport" | "setSafeMode")
-}
-
-fn decode<M: Message + Default>(bytes: &[u8]) -> Result<M, Refusal> {
-    M::decode(bytes).map_err(|e| Refusal::Undecodable(format!("{}: {e}", std::any::type_name::<M>())))
 }
 
 /// Answer `method` (one [`serves`] names) with `request`'s bytes.
