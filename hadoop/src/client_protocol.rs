@@ -17,6 +17,9 @@ use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetti
 use crate::blocks;
 use crate::cluster_calls;
 use crate::ids;
+use crate::method_kinds::{
+    is_acl_method, is_client_protocol_method, is_snapshot_method, is_unsupported_feature_method,
+};
 use crate::namespace::{HaState, HadoopNamespace, IpcCaller};
 use crate::remote_error::RemoteError;
 use crate::status;
@@ -595,92 +598,4 @@ fn bool_answer(method: &str, r: OpResult) -> Result<Vec<u8>, Refusal> {
         OpResult::Bool(result) => Ok(BoolResponse { result }.encode_to_vec()),
         other => Err(unexpected(method, other)),
     }
-}
-
-fn is_acl_method(m: &str) -> bool {
-    matches!(
-        m,
-        "getAclStatus" | "setAcl" | "modifyAclEntries" | "removeAclEntries" | "removeDefaultAcl" | "removeAcl"
-    )
-}
-
-fn is_snapshot_method(m: &str) -> bool {
-    matches!(
-        m,
-        "allowSnapshot"
-            | "disallowSnapshot"
-            | "createSnapshot"
-            | "deleteSnapshot"
-            | "renameSnapshot"
-            | "getSnapshotDiffReport"
-            | "getSnapshotDiffReportListing"
-            | "getSnapshotListing"
-    )
-}
-
-fn is_unsupported_feature_method(m: &str) -> bool {
-    matches!(
-        m,
-        "setErasureCodingPolicy"
-            | "unsetErasureCodingPolicy"
-            | "getErasureCodingPolicies"
-            | "getErasureCodingCodecs"
-            | "addErasureCodingPolicies"
-            | "removeErasureCodingPolicy"
-            | "enableErasureCodingPolicy"
-            | "disableErasureCodingPolicy"
-            | "getECTopologyResultForPolicies"
-            | "setStoragePolicy"
-            | "unsetStoragePolicy"
-            | "getStoragePolicy"
-            | "getStoragePolicies"
-            | "satisfyStoragePolicy"
-            | "createEncryptionZone"
-            | "listEncryptionZones"
-            | "reencryptEncryptionZone"
-            | "listReencryptionStatus"
-            | "addCacheDirective"
-            | "modifyCacheDirective"
-            | "removeCacheDirective"
-            | "listCacheDirectives"
-            | "addCachePool"
-            | "modifyCachePool"
-            | "removeCachePool"
-            | "listCachePools"
-            | "getCurrentEditLogTxid"
-            | "getEditsFromTxid"
-            | "createSymlink"
-            | "getLinkTarget"
-    )
-}
-
-/// ClientProtocol's other methods, which raftfs has but this server does
-/// not serve yet.
-fn is_client_protocol_method(m: &str) -> bool {
-    matches!(
-        m,
-        "getLocatedFileInfo"
-            | "getBatchedListing"
-            | "getFsReplicatedBlockStats"
-            | "getFsECBlockGroupStats"
-            | "getDatanodeStorageReport"
-            | "saveNamespace"
-            | "rollEdits"
-            | "restoreFailedStorage"
-            | "refreshNodes"
-            | "finalizeUpgrade"
-            | "upgradeStatus"
-            | "rollingUpgrade"
-            | "listCorruptFileBlocks"
-            | "metaSave"
-            | "setBalancerBandwidth"
-            | "reportBadBlocks"
-            | "getDelegationToken"
-            | "renewDelegationToken"
-            | "cancelDelegationToken"
-            | "checkAccess"
-            | "listOpenFiles"
-            | "getSlowDatanodeReport"
-            | "getEnclosingRoot"
-    )
 }

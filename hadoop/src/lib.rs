@@ -8,7 +8,9 @@
 //!   with the Java exception classes clients branch on).
 //! - [`client_protocol`]: ClientNamenodeProtocol's methods, each turned
 //!   into a namespace [`Op`](raftfs_proto::Op) and its answer back into
-//!   Hadoop's message.
+//!   Hadoop's message; [`cluster_calls`] the calls about the cluster
+//!   (getFsStats, getDatanodeReport, setSafeMode); `method_kinds` which
+//!   methods answer as a feature that is off, or as not served yet.
 //! - [`namespace`]: what the server runs calls against
 //!   ([`HadoopNamespace`]), implemented by a metaserver member.
 //!
@@ -23,6 +25,7 @@ pub mod blocks;
 pub mod client_protocol;
 pub mod cluster_calls;
 pub mod ids;
+mod method_kinds;
 pub mod namespace;
 pub mod remote_error;
 pub mod server;
