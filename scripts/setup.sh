@@ -40,7 +40,7 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 # The WebHDFS client tests (tests/webhdfs_clients.rs) drive real Python
 # clients, HdfsCLI and fsspec, and the Hadoop RPC test
-# (tests/hadoop_clients.rs) drives hdfs-native, all from PyPI, in a virtual
+# (tests/hadoop_clients/mod.rs) drives hdfs-native, all from PyPI, in a virtual
 # environment of their own under target/ (made once; remade if a client is
 # missing).
 PY_CLIENTS=target/python-clients

@@ -11,15 +11,15 @@ import sys
 from hdfs_native import Client, WriteOptions
 
 LISTED_ENTRIES = 1005  # over one getListing page (1000)
-RANGE_AT = 1024 * 1024 - 1000  # as tests/hadoop_clients.rs
+RANGE_AT = 1024 * 1024 - 1000  # as tests/hadoop_clients/mod.rs
 RANGE_LEN = 5000
-WRITE_SIZES = [1, 70_000, 3 * 1024 * 1024 + 17]  # as tests/hadoop_clients.rs
+WRITE_SIZES = [1, 70_000, 3 * 1024 * 1024 + 17]  # as tests/hadoop_clients/mod.rs
 WRITE_BLOCK_SIZE = 1024 * 1024
 APPENDED = 1000  # bytes of the appended file's first write
 
 
 def pattern(n):
-    """As tests/hadoop_clients.rs's pattern()."""
+    """As tests/hadoop_clients/mod.rs's pattern()."""
     return bytes((i * 31 + (i >> 9)) & 0xFF for i in range(n))
 
 

@@ -17,27 +17,12 @@ use tokio::io::BufWriter;
 use tokio::net::tcp::OwnedWriteHalf;
 
 use raftfs_hadoop::wire::datatransfer::*;
-use raftfs_hadoop::wire::hdfs::{ExtendedBlock, Token, CHECKSUM_CRC32C};
+use raftfs_hadoop::wire::hdfs::CHECKSUM_CRC32C;
 use raftfs_proto::datanode::{TransferRequest, WriteStage};
 use raftfs_proto::{AccessMode, Block, DatanodeId, ReplicaState};
 
-use super::{answer, refuse, token_of, Closed};
+use super::{answer, block_of, checked_token, refuse, Closed};
 use crate::node::Node;
-
-fn block_of(b: &ExtendedBlock) -> Block {
-    Block {
-        id: b.block_id,
-        gen_stamp: b.generation_stamp,
-        num_bytes: b.num_bytes.unwrap_or(0),
-    }
-}
-
-/// Check `token` for `mode` on `b`; the refusal to send if it does not do.
-fn checked(node: &Node, token: Option<&Token>, b: &ExtendedBlock, mode: AccessMode) -> Result<(), String> {
-    token_of(token)
-        .and_then(|t| node.check_token(t.as_ref(), &b.pool_id, b.block_id, mode))
-        .map_err(|e| format!("Got access token error, status message {e}"))
-}
 
 pub(super) async fn block_checksum(
     node: &Arc<Node>,
@@ -54,7 +39,7 @@ pub(super) async fn block_checksum(
         return refuse(w, STATUS_ERROR_UNSUPPORTED, msg).await;
     }
     let b = &op.header.block;
-    if let Err(msg) = checked(node, op.header.token.as_ref(), b, AccessMode::Read) {
+    if let Err(msg) = checked_token(node, op.header.token.as_ref(), b, AccessMode::Read) {
         return refuse(w, STATUS_ERROR_ACCESS_TOKEN, msg).await;
     }
     let Some(pool) = node.storage.pool(&b.pool_id) else {
@@ -95,9 +80,10 @@ pub(super) async fn transfer_block(
 ) -> Result<(), Closed> {
     let base = &op.header.base_header;
     let b = &base.block;
-    if let Err(msg) = checked(node, base.token.as_ref(), b, AccessMode::Copy) {
-        return refuse(w, STATUS_ERROR_ACCESS_TOKEN, msg).await;
-    }
+    let token = match checked_token(node, base.token.as_ref(), b, AccessMode::Copy) {
+        Ok(t) => t,
+        Err(msg) => return refuse(w, STATUS_ERROR_ACCESS_TOKEN, msg).await,
+    };
     let Some(pool) = node.storage.pool(&b.pool_id) else {
         let msg = format!("this DataNode does not serve block pool {}", b.pool_id);
         return refuse(w, STATUS_ERROR, msg).await;
@@ -129,10 +115,6 @@ pub(super) async fn transfer_block(
             domain_socket: String::new(),
         });
     }
-    let token = match token_of(base.token.as_ref()) {
-        Ok(t) => t,
-        Err(e) => return refuse(w, STATUS_ERROR_ACCESS_TOKEN, e.to_string()).await,
-    };
     let request = TransferRequest {
         block_pool_id: b.pool_id.clone(),
         block,

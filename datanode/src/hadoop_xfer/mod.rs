@@ -35,8 +35,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
 use raftfs_hadoop::wire::datatransfer::*;
-use raftfs_hadoop::wire::hdfs::Token;
-use raftfs_proto::{codec, BlockToken, BlockTokenIdentifier, FsError};
+use raftfs_hadoop::wire::hdfs::{ExtendedBlock, Token};
+use raftfs_proto::{codec, AccessMode, Block, BlockToken, BlockTokenIdentifier, FsError};
 
 use crate::node::Node;
 
@@ -206,4 +206,26 @@ pub fn token_of(t: Option<&Token>) -> Result<Option<BlockToken>, FsError> {
         })),
         _ => Ok(None),
     }
+}
+
+/// raftfs's name for the block a Hadoop op names.
+fn block_of(b: &ExtendedBlock) -> Block {
+    Block {
+        id: b.block_id,
+        gen_stamp: b.generation_stamp,
+        num_bytes: b.num_bytes.unwrap_or(0),
+    }
+}
+
+/// The op's block token, if it grants `mode` on `b` (as every gRPC request
+/// is checked); else the message of the `ERROR_ACCESS_TOKEN` answer.
+fn checked_token(
+    node: &Node,
+    token: Option<&Token>,
+    b: &ExtendedBlock,
+    mode: AccessMode,
+) -> Result<Option<BlockToken>, String> {
+    token_of(token)
+        .and_then(|t| node.check_token(t.as_ref(), &b.pool_id, b.block_id, mode).map(|()| t))
+        .map_err(|e| format!("Got access token error, status message {e}"))
 }

@@ -12,11 +12,11 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use raftfs_hadoop::wire::datatransfer::*;
 use raftfs_hadoop::wire::hdfs::CHECKSUM_CRC32C;
 use raftfs_proto::datanode::{BYTES_PER_CHECKSUM, CHECKSUM_SIZE_BYTES};
-use raftfs_proto::{AccessMode, Block, FsError};
+use raftfs_proto::{AccessMode, FsError};
 
 use crate::node::Node;
 
-use super::{answer, read_op, refuse, token_of, Closed, CHECKSUM_NULL, PACKET_DATA_BYTES};
+use super::{answer, block_of, checked_token, read_op, refuse, Closed, CHECKSUM_NULL, PACKET_DATA_BYTES};
 use crate::transfer::{blocking, READ_CHUNK_BYTES};
 
 pub(super) async fn read_block(
@@ -27,20 +27,9 @@ pub(super) async fn read_block(
 ) -> Result<(), Closed> {
     let base = &op.header.base_header;
     let bpid = base.block.pool_id.clone();
-    let block = Block {
-        id: base.block.block_id,
-        gen_stamp: base.block.generation_stamp,
-        num_bytes: base.block.num_bytes.unwrap_or(0),
-    };
-    let checked =
-        token_of(base.token.as_ref()).and_then(|t| node.check_token(t.as_ref(), &bpid, block.id, AccessMode::Read));
-    if let Err(e) = checked {
-        return refuse(
-            w,
-            STATUS_ERROR_ACCESS_TOKEN,
-            format!("Got access token error, status message {e}"),
-        )
-        .await;
+    let block = block_of(&base.block);
+    if let Err(msg) = checked_token(node, base.token.as_ref(), &base.block, AccessMode::Read) {
+        return refuse(w, STATUS_ERROR_ACCESS_TOKEN, msg).await;
     }
     let Some(pool) = node.storage.pool(&bpid) else {
         return refuse(

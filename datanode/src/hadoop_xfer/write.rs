@@ -21,7 +21,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::node::Node;
 
-use super::{answer, refuse, token_of, Closed, OP_TIMEOUT_MS};
+use super::{answer, checked_token, refuse, Closed, OP_TIMEOUT_MS};
 use crate::transfer::{blocking, receive_block, MAX_PACKETS_IN_FLIGHT};
 
 /// The largest packet header read (a header is a few dozen bytes).
@@ -41,18 +41,10 @@ pub(super) async fn write_block(
 ) -> Result<(), Closed> {
     let base = &op.header.base_header;
     let bpid = base.block.pool_id.clone();
-    let token = match token_of(base.token.as_ref()) {
+    let token = match checked_token(node, base.token.as_ref(), &base.block, AccessMode::Write) {
         Ok(t) => t,
-        Err(e) => return refuse(&mut w, STATUS_ERROR_ACCESS_TOKEN, e.to_string()).await,
+        Err(msg) => return refuse(&mut w, STATUS_ERROR_ACCESS_TOKEN, msg).await,
     };
-    if let Err(e) = node.check_token(token.as_ref(), &bpid, base.block.block_id, AccessMode::Write) {
-        return refuse(
-            &mut w,
-            STATUS_ERROR_ACCESS_TOKEN,
-            format!("Got access token error, status message {e}"),
-        )
-        .await;
-    }
     let sum = &op.requested_checksum;
     if sum.checksum_type != CHECKSUM_CRC32C || sum.bytes_per_checksum as usize != BYTES_PER_CHECKSUM {
         let msg = format!(

@@ -39,6 +39,16 @@ impl MemberHadoopNamespace {
     pub fn new(member: Arc<Member>) -> MemberHadoopNamespace {
         MemberHadoopNamespace { member }
     }
+
+    /// `ids` as `caller`'s call, with the groups this member resolves for
+    /// the user (never the client's).
+    fn ctx(&self, caller: &IpcCaller, ids: CallCtx) -> CallCtx {
+        CallCtx {
+            user: caller.user.clone(),
+            groups: self.member.groups.groups_of_caller(&caller.user),
+            ..ids
+        }
+    }
 }
 
 impl HadoopNamespace for MemberHadoopNamespace {
@@ -52,13 +62,8 @@ impl HadoopNamespace for MemberHadoopNamespace {
                 (Err(_), Some(seen)) if serves_as_observer(&op) => Some(seen),
                 (Err(not_leader), _) => return Err(not_leader),
             };
-            let groups = m.groups.groups_of_caller(&caller.user);
             let audit = m.audit.entry(&caller.user, AuthMethod::Simple, None, &caller.ip, &op);
-            let ctx = CallCtx {
-                user: caller.user.clone(),
-                groups,
-                ..ids
-            };
+            let ctx = self.ctx(caller, ids);
             let name = op.name();
             let run = async {
                 match observer_read {
@@ -82,15 +87,7 @@ impl HadoopNamespace for MemberHadoopNamespace {
     }
 
     fn admin<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: AdminOp) -> AdminFuture<'a> {
-        Box::pin(async move {
-            let m = &self.member;
-            let ctx = CallCtx {
-                user: caller.user.clone(),
-                groups: m.groups.groups_of_caller(&caller.user),
-                ..ids
-            };
-            m.admin(&ctx, op).await
-        })
+        Box::pin(async move { self.member.admin(&self.ctx(caller, ids), op).await })
     }
 
     fn fs_stats(&self) -> Result<FsStats, FsError> {
