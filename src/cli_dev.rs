@@ -17,10 +17,11 @@
 //! serves its HTTP pages (`/metrics`; the status pages, `/jmx` and WebHDFS
 //! on members; the status pages and WebHDFS on routers; WebHDFS's data
 //! side on DataNodes) on its port plus 200 (so up to port-base + 350), and
-//! each member serves Hadoop RPC, and each DataNode Hadoop's data
-//! transfer, on its port plus 360 (so the cluster's ports stay within
-//! port-base .. port-base + 510). A Hadoop client configuration naming every member
-//! is written to `DIR/hadoop-conf` (see `cli_dev_hadoop_conf`).
+//! each member and router serves Hadoop RPC, and each DataNode Hadoop's
+//! data transfer, on its port plus 360 (so the cluster's ports stay within
+//! port-base .. port-base + 510). A Hadoop client configuration naming
+//! every member and router is written to `DIR/hadoop-conf` (see
+//! `cli_dev_hadoop_conf`).
 //!
 //! Credentials: the cluster's CA lives in `DIR/ca`; each member's
 //! certificate in its directory's `tls/`, each DataNode's (`dn<j>`) in
@@ -37,7 +38,7 @@ use clap::Args;
 
 use raftfs_metaserver::server::layout;
 
-use crate::cli_dev_hadoop_conf::HadoopNameservice;
+use crate::cli_dev_hadoop_conf::{HadoopNameservice, ROUTERS_NAMESERVICE};
 use crate::cli_dev_routers::{
     format_routers, router_addr, router_dir, router_log, router_pid_file, set_up_federation, MAX_DEV_ROUTERS,
 };
@@ -61,7 +62,7 @@ const MAX_DEV_DATANODES: u64 = 50;
 /// Each process serves its HTTP pages on its port plus this (past every
 /// RPC port: DataNodes end at port-base + 100 + [`MAX_DEV_DATANODES`]).
 pub const HTTP_PORT_OFFSET: u64 = 200;
-/// Each member serves Hadoop RPC, and each DataNode Hadoop's data
+/// Each member and router serves Hadoop RPC, and each DataNode Hadoop's data
 /// transfer, on its port plus this (past every HTTP port).
 pub const HADOOP_RPC_PORT_OFFSET: u64 = 360;
 /// Port offset of the DataNodes from --port-base.
@@ -76,7 +77,7 @@ pub struct DevArgs {
     /// Where the cluster keeps its data, pids and logs.
     #[arg(long, default_value = "./dev-data")]
     pub dir: PathBuf,
-    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (status pages, /metrics, /jmx, WebHDFS) on its port + 200, and each member Hadoop RPC (each DataNode Hadoop's data transfer) on its port + 360.
+    /// Member i of nameservice k listens on port-base + 10(k-1) + i; router r on port-base + 90 + r; DataNode j on port-base + 100 + j; each serves HTTP (status pages, /metrics, /jmx, WebHDFS) on its port + 200, and each member and router Hadoop RPC (each DataNode Hadoop's data transfer) on its port + 360.
     #[arg(long = "port-base", default_value_t = 9000)]
     pub port_base: u16,
     /// Members of each nameservice (3 or 5 keep a majority through failures).
@@ -246,7 +247,7 @@ fn http_addr(addr: &str) -> anyhow::Result<String> {
     offset_addr(addr, HTTP_PORT_OFFSET)
 }
 
-/// A member's Hadoop RPC address: its port plus [`HADOOP_RPC_PORT_OFFSET`].
+/// A member's or router's Hadoop RPC address: its port plus [`HADOOP_RPC_PORT_OFFSET`].
 fn hadoop_rpc_addr(addr: &str) -> anyhow::Result<String> {
     offset_addr(addr, HADOOP_RPC_PORT_OFFSET)
 }
@@ -470,11 +471,13 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             }
             let http = http_addr(&addrs[r as usize - 1])?;
             args.extend(["--http-addr".into(), http.clone()]);
+            let hadoop = hadoop_rpc_addr(&addrs[r as usize - 1])?;
+            args.extend(["--hadoop-rpc-addr".into(), hadoop.clone()]);
             let log = router_log(&a.dir, r);
             let name = format!("router {r}");
             let st = spawn(&exe, &args, &log, &router_pid_file(&a.dir, r), &name)?;
             say!(
-                "  {name}: pid {}, listening on {}, status pages {scheme}://{http}/ (and /metrics), log {}",
+                "  {name}: pid {}, listening on {}, status pages {scheme}://{http}/ (and /metrics), Hadoop RPC on {hadoop}, log {}",
                 st.pid,
                 addrs[r as usize - 1],
                 log.display()
@@ -532,17 +535,35 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
                 .collect::<anyhow::Result<_>>()
         })
         .collect::<anyhow::Result<_>>()?;
-    let hadoop_nameservices: Vec<HadoopNameservice<'_>> = (1..)
-        .zip(&hadoop_members)
-        .map(|(k, members)| HadoopNameservice {
-            name: ns_name(k),
-            members,
+    let hadoop_routers: BTreeMap<u64, String> = (1..=a.routers)
+        .map(|r| Ok((r, hadoop_rpc_addr(&router_addr(a.port_base, r))?)))
+        .collect::<anyhow::Result<_>>()?;
+    // The routers first: their namespace is the default file system.
+    let hadoop_nameservices: Vec<HadoopNameservice<'_>> = (a.routers > 0)
+        .then(|| HadoopNameservice {
+            name: ROUTERS_NAMESERVICE.into(),
+            id_prefix: "r",
+            members: &hadoop_routers,
         })
+        .into_iter()
+        .chain((1..).zip(&hadoop_members).map(|(k, members)| HadoopNameservice {
+            name: ns_name(k),
+            id_prefix: "m",
+            members,
+        }))
         .collect();
     let hadoop_conf = crate::cli_dev_hadoop_conf::write(&a.dir, &hadoop_nameservices)?;
-    say!(
-        "Hadoop clients (hadoop fs, hdfs-native; each member serves Hadoop RPC, the leader answers): hdfs://ns1/ with"
-    );
+    if a.routers > 0 {
+        say!(
+            "Hadoop clients (hadoop fs, hdfs-native): hdfs://{ROUTERS_NAMESERVICE}/ is every nameservice through \
+             the routers (the default), hdfs://ns1/ one nameservice (each member serves Hadoop RPC, the leader \
+             answers), with"
+        );
+    } else {
+        say!(
+            "Hadoop clients (hadoop fs, hdfs-native; each member serves Hadoop RPC, the leader answers): hdfs://ns1/ with"
+        );
+    }
     say!("  export HADOOP_CONF_DIR={}", hadoop_conf.display());
     say!("WebHDFS (the leader of ns1 answers; the others say StandbyException): {curl}'/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs'");
     say!("  reads and writes are redirected to a DataNode: curl -L ...'/webhdfs/v1/FILE?op=OPEN&user.name=hdfs'");

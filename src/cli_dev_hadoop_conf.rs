@@ -1,11 +1,14 @@
 //! The Hadoop client configuration `raftfs dev` writes, so that Hadoop's
 //! own clients (`hadoop fs`, hdfs-native, Spark) reach the cluster with
 //! `HADOOP_CONF_DIR` and nothing else: `core-site.xml` names the first
-//! nameservice as `fs.defaultFS`; `hdfs-site.xml` lists every nameservice
-//! (`dfs.nameservices`), its members as NameNodes (`dfs.ha.namenodes.NS`,
-//! `dfs.namenode.rpc-address.NS.mI`: each member's `--hadoop-rpc-addr`)
-//! and Hadoop's `ConfiguredFailoverProxyProvider`, which moves on from a
-//! follower's `StandbyException` to the leader.
+//! nameservice given as `fs.defaultFS` (the routers' [`ROUTERS_NAMESERVICE`],
+//! the whole federated namespace, when there are routers, as RBF's
+//! documentation sets it up); `hdfs-site.xml` lists every nameservice
+//! (`dfs.nameservices`), its NameNodes (`dfs.ha.namenodes.NS`,
+//! `dfs.namenode.rpc-address.NS.ID`: each member's, or router's,
+//! `--hadoop-rpc-addr`) and Hadoop's `ConfiguredFailoverProxyProvider`,
+//! which moves on from a follower's `StandbyException` to the leader (and
+//! from a router in safe mode to another router).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -16,9 +19,15 @@ use anyhow::Context;
 /// The directory under `raftfs dev`'s DIR that holds the two files.
 pub const HADOOP_CONF_DIR_NAME: &str = "hadoop-conf";
 
-/// One nameservice: its name and each member's id and Hadoop RPC address.
+/// The name Hadoop's clients know the routers by (the federated namespace).
+pub const ROUTERS_NAMESERVICE: &str = "ns-fed";
+
+/// One nameservice: its name and each NameNode's id and Hadoop RPC
+/// address; NameNode `I` is named `{id_prefix}I` (`m1` for member 1,
+/// `r1` for router 1).
 pub struct HadoopNameservice<'a> {
     pub name: String,
+    pub id_prefix: &'static str,
     pub members: &'a BTreeMap<u64, String>,
 }
 
@@ -44,10 +53,11 @@ pub fn write(dir: &Path, nameservices: &[HadoopNameservice<'_>]) -> anyhow::Resu
     let names: Vec<&str> = nameservices.iter().map(|n| n.name.as_str()).collect();
     property(&mut hdfs, "dfs.nameservices", &names.join(","));
     for ns in nameservices {
-        let ids: Vec<String> = ns.members.keys().map(|i| format!("m{i}")).collect();
+        let p = ns.id_prefix;
+        let ids: Vec<String> = ns.members.keys().map(|i| format!("{p}{i}")).collect();
         property(&mut hdfs, &format!("dfs.ha.namenodes.{}", ns.name), &ids.join(","));
         for (i, addr) in ns.members {
-            property(&mut hdfs, &format!("dfs.namenode.rpc-address.{}.m{i}", ns.name), addr);
+            property(&mut hdfs, &format!("dfs.namenode.rpc-address.{}.{p}{i}", ns.name), addr);
         }
         property(
             &mut hdfs,

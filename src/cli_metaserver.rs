@@ -280,14 +280,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listen on {listen}"))?;
     let http = cli_node::bind_http(a.http_addr).await?;
-    let hadoop_rpc = match a.hadoop_rpc_addr {
-        None => None,
-        Some(addr) => Some(
-            tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("listen for Hadoop RPC on {addr} (--hadoop-rpc-addr)"))?,
-        ),
-    };
+    let hadoop_rpc = cli_node::bind_hadoop_rpc(a.hadoop_rpc_addr).await?;
     let cfg = MemberConfig {
         dir: dir.clone(),
         member_id: id,
@@ -318,20 +311,14 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         member.security.server.clone(),
         raftfs_metaserver::server::http_pages::http_pages(member.clone()),
     );
-    if let Some(l) = hadoop_rpc {
-        if let Ok(addr) = l.local_addr() {
-            tracing::info!(%addr, "serving Hadoop RPC (ClientNamenodeProtocol)");
-        }
-        let ns = Arc::new(raftfs_metaserver::server::hadoop_namespace::MemberHadoopNamespace::new(
+    cli_node::serve_hadoop_rpc(
+        hadoop_rpc,
+        Arc::new(raftfs_metaserver::server::hadoop_namespace::MemberHadoopNamespace::new(
             member.clone(),
-        ));
-        tokio::spawn(raftfs_hadoop::serve(
-            l,
-            ns,
-            client_auth,
-            Box::pin(std::future::pending()),
-        ));
-    }
+        )),
+        client_auth,
+        "this nameservice",
+    );
     let serving = server::serve(member.clone(), listener, shutdown_signal());
     tokio::select! {
         served = serving => {

@@ -1,8 +1,8 @@
 //! What starting a node of a Raft group shares, whether a nameservice
 //! member (`raftfs metaserver`) or a router (`raftfs router run`): the
 //! address it listens on, how it authenticates clients, the TLS identity
-//! it proves (checked to be its own before it serves), and its HTTP pages
-//! (DataNodes share those too).
+//! it proves (checked to be its own before it serves), its HTTP pages
+//! (DataNodes share those too) and its Hadoop RPC port.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -76,6 +76,40 @@ pub async fn bind_http(addr: Option<SocketAddr>) -> anyhow::Result<Option<HttpLi
                 .with_context(|| format!("listen for HTTP on {a} (--http-addr)"))?,
         )),
     }
+}
+
+/// Bind `--hadoop-rpc-addr` (if given) before the node opens, so a port in
+/// use fails the start with a clear error.
+pub async fn bind_hadoop_rpc(addr: Option<SocketAddr>) -> anyhow::Result<Option<tokio::net::TcpListener>> {
+    match addr {
+        None => Ok(None),
+        Some(a) => {
+            Ok(Some(tokio::net::TcpListener::bind(a).await.with_context(|| {
+                format!("listen for Hadoop RPC on {a} (--hadoop-rpc-addr)")
+            })?))
+        }
+    }
+}
+
+/// Serve Hadoop's IPC for `ns` (`what` it is, for the log) on `listener`
+/// (if bound) for the life of the process, clients authenticated as `auth`
+/// says.
+pub fn serve_hadoop_rpc(
+    listener: Option<tokio::net::TcpListener>,
+    ns: std::sync::Arc<dyn raftfs_hadoop::HadoopNamespace>,
+    auth: ClientAuth,
+    what: &str,
+) {
+    let Some(listener) = listener else { return };
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(%addr, "serving Hadoop RPC (ClientNamenodeProtocol) for {what}");
+    }
+    tokio::spawn(raftfs_hadoop::serve(
+        listener,
+        ns,
+        auth,
+        Box::pin(std::future::pending()),
+    ));
 }
 
 /// Serve `pages` on `listener` (if bound) for the life of the process,

@@ -115,6 +115,16 @@ pub struct RouterRunArgs {
     /// or renewed (default 86400000, 1 day).
     #[arg(long = "delegation-token-renew-interval-ms")]
     delegation_token_renew_interval_ms: Option<u64>,
+    /// Serve Hadoop's own RPC (ClientNamenodeProtocol, IPC version 9) for
+    /// the federated namespace here, so Hadoop clients (`hadoop fs`,
+    /// hdfs-native) reach every nameservice through this router as
+    /// through an RBF router (dfs.federation.router.rpc-address).
+    /// Plaintext TCP, as Hadoop IPC is; under --auth simple the user a
+    /// connection names is trusted, under --auth strong every connection
+    /// is refused (Hadoop's TOKEN and KERBEROS authentication are not
+    /// served yet). Default: not served.
+    #[arg(long = "hadoop-rpc-addr")]
+    hadoop_rpc_addr: Option<SocketAddr>,
 }
 
 /// Log entries between the mount table's snapshots by default (the table is small).
@@ -191,6 +201,7 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listen on {listen}"))?;
     let http = crate::cli_node::bind_http(a.http_addr).await?;
+    let hadoop_rpc = crate::cli_node::bind_hadoop_rpc(a.hadoop_rpc_addr).await?;
     let delegation = crate::cli_node::delegation_times(
         a.delegation_key_update_interval_ms,
         a.delegation_token_max_lifetime_ms,
@@ -218,6 +229,14 @@ async fn serve(a: RouterRunArgs) -> anyhow::Result<()> {
         http,
         node.security.server.clone(),
         raftfs_router::server::http_pages::http_pages(node.clone()),
+    );
+    crate::cli_node::serve_hadoop_rpc(
+        hadoop_rpc,
+        Arc::new(raftfs_router::server::hadoop_namespace::RouterHadoopNamespace::new(
+            node.clone(),
+        )),
+        client_auth,
+        "the federated namespace",
     );
     tokio::select! {
         served = server::serve(node.clone(), listener, crate::cli_metaserver::shutdown_signal()) => {

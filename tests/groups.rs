@@ -58,12 +58,28 @@ async fn groups_come_from_the_members_mapping_not_the_client() {
     // Admin commands: supergroup members by the mapping, not by their claim.
     let (code, out, err) = c.run(&["dfsadmin", "--fs", &c.fs_uri(), "--user", "carol", "-safemode", "get"]);
     assert_eq!((code, out.trim()), (0, "Safe mode is OFF"), "{err}");
+    // Anyone may ask whether safe mode is on, as in HDFS; entering it is
+    // the superuser's.
     let (code, out, err) = c.run(&["dfsadmin", "--fs", &c.fs_uri(), "--user", "mallory", "-safemode", "get"]);
+    assert_eq!((code, out.trim()), (0, "Safe mode is OFF"), "{err}");
+    let (code, out, err) = c.run(&[
+        "dfsadmin",
+        "--fs",
+        &c.fs_uri(),
+        "--user",
+        "mallory",
+        "-safemode",
+        "enter",
+    ]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("Superuser privilege is required"), "{err}");
     denied(
-        mallory.admin(AdminOp::SafeMode(SafeModeAction::Get)).await,
+        mallory.admin(AdminOp::SafeMode(SafeModeAction::Enter)).await,
         "an admin command by a claimed superuser",
+    );
+    denied(
+        mallory.admin(AdminOp::DatanodeReport).await,
+        "a DataNode report for a claimed superuser",
     );
 
     // A malformed file: the refresh fails on every member and nothing changes.

@@ -6,9 +6,31 @@
 //! `ipcPort` carries the DataNode's raftfs data transfer port, which the
 //! head of a Hadoop client's write pipeline forwards to.
 
+use std::collections::HashMap;
+
 use raftfs_proto::{codec, BlockToken, DatanodeId, FsError, LocatedBlock, LocatedBlocks};
 
 use crate::namespace::{DatanodeEndpoints, HadoopNamespace};
+
+/// DataNode uuid to where it serves Hadoop's data transfer.
+pub type Endpoints = HashMap<String, DatanodeEndpoints>;
+
+/// The endpoints of every DataNode `blocks` name.
+pub async fn endpoints_of<'a>(
+    ns: &dyn HadoopNamespace,
+    blocks: impl IntoIterator<Item = &'a LocatedBlock>,
+) -> Endpoints {
+    let mut uuids: Vec<String> = blocks
+        .into_iter()
+        .flat_map(|lb| lb.locations.iter().map(|d| d.uuid.clone()))
+        .collect();
+    uuids.sort_unstable();
+    uuids.dedup();
+    if uuids.is_empty() {
+        return Endpoints::new();
+    }
+    ns.datanode_endpoints(uuids).await
+}
 use crate::wire::hdfs::{self, Token, ADMIN_NORMAL, STORAGE_DISK};
 
 /// The token kind HDFS gives block access tokens.
@@ -70,17 +92,14 @@ pub fn datanode_info(id: &DatanodeId, at: &DatanodeEndpoints) -> Option<hdfs::Da
     })
 }
 
-pub fn located_block(
-    ns: &dyn HadoopNamespace,
-    lb: &LocatedBlock,
-    pool_id: &str,
-) -> Result<hdfs::LocatedBlock, FsError> {
+/// `lb` of block pool `pool_id` as Hadoop's message (its DataNodes at `at`).
+pub fn located_block(at: &Endpoints, lb: &LocatedBlock, pool_id: &str) -> Result<hdfs::LocatedBlock, FsError> {
     let (locs, storage_ids): (Vec<hdfs::DatanodeInfo>, Vec<String>) = lb
         .locations
         .iter()
         .filter_map(|d| {
-            let at = ns.datanode_endpoints(&d.uuid)?;
-            Some((datanode_info(d, &at)?, at.storage_id))
+            let at = at.get(&d.uuid)?;
+            Some((datanode_info(d, at)?, at.storage_id.clone()))
         })
         .unzip();
     Ok(hdfs::LocatedBlock {
@@ -100,12 +119,23 @@ pub fn located_block(
     })
 }
 
-pub fn located_blocks(ns: &dyn HadoopNamespace, lbs: &LocatedBlocks) -> Result<hdfs::LocatedBlocks, FsError> {
+/// `lb` of block pool `pool_id` as Hadoop's message, its DataNodes asked of `ns`.
+pub async fn one_located_block(
+    ns: &dyn HadoopNamespace,
+    lb: &LocatedBlock,
+    pool_id: &str,
+) -> Result<hdfs::LocatedBlock, FsError> {
+    located_block(&endpoints_of(ns, [lb]).await, lb, pool_id)
+}
+
+/// `lbs` as Hadoop's message, their DataNodes asked of `ns`.
+pub async fn located_blocks(ns: &dyn HadoopNamespace, lbs: &LocatedBlocks) -> Result<hdfs::LocatedBlocks, FsError> {
     let pool = &lbs.block_pool_id;
+    let at = endpoints_of(ns, &lbs.blocks).await;
     let blocks = lbs
         .blocks
         .iter()
-        .map(|lb| located_block(ns, lb, pool))
+        .map(|lb| located_block(&at, lb, pool))
         .collect::<Result<Vec<_>, _>>()?;
     // HDFS sends the file's last block again as `lastBlock`, complete or not.
     let last_block = blocks.last().cloned();

@@ -20,7 +20,7 @@ use crate::ids;
 use crate::method_kinds::{
     is_acl_method, is_client_protocol_method, is_snapshot_method, is_unsupported_feature_method,
 };
-use crate::namespace::{HaState, HadoopNamespace, IpcCaller};
+use crate::namespace::{Answered, HaState, HadoopNamespace, IpcCaller};
 use crate::remote_error::RemoteError;
 use crate::status;
 use crate::wire::hdfs::{self, FsServerDefaults, CHECKSUM_CRC32C, HA_ACTIVE, HA_OBSERVER, HA_STANDBY};
@@ -129,7 +129,12 @@ pub async fn answer(
     method: &str,
     request: &[u8],
 ) -> Result<Vec<u8>, Refusal> {
-    let run = |holder: Option<&str>, op: Op| ns.call(call.caller, call.ctx(holder), op, call.seen_state_id);
+    // A call's result; `answered` also says which block pool answered.
+    let answered = |holder: Option<&str>, op: Op| ns.call(call.caller, call.ctx(holder), op, call.seen_state_id);
+    let run = |holder: Option<&str>, op: Op| {
+        let asked = answered(holder, op);
+        async move { asked.await.map(|a| a.result) }
+    };
     let reply = match method {
         "getServerDefaults" => {
             decode::<GetServerDefaultsRequest>(request)?;
@@ -343,7 +348,7 @@ pub async fn answer(
             };
             match run(None, op).await? {
                 OpResult::Blocks(lbs) => GetBlockLocationsResponse {
-                    locations: Some(blocks::located_blocks(ns, &lbs)?),
+                    locations: Some(blocks::located_blocks(ns, &lbs).await?),
                 }
                 .encode_to_vec(),
                 other => return Err(unexpected(method, other)),
@@ -356,12 +361,15 @@ pub async fn answer(
                 previous: r.previous.as_ref().map(block),
                 excluded: uuids(&r.exclude_nodes),
             };
-            match run(Some(&r.client_name), op).await? {
-                OpResult::Located(lb) => LocatedBlockResponse {
-                    block: blocks::located_block(ns, &lb, &ns.block_pool_id())?,
+            match answered(Some(&r.client_name), op).await? {
+                Answered {
+                    result: OpResult::Located(lb),
+                    block_pool_id,
+                } => LocatedBlockResponse {
+                    block: blocks::one_located_block(ns, &lb, &block_pool_id).await?,
                 }
                 .encode_to_vec(),
-                other => return Err(unexpected(method, other)),
+                other => return Err(unexpected(method, other.result)),
             }
         }
         "abandonBlock" => {
@@ -386,7 +394,7 @@ pub async fn answer(
                 // HDFS answers with the whole new pipeline: the existing
                 // nodes, then the added ones.
                 OpResult::Located(lb) => {
-                    let mut located = blocks::located_block(ns, &lb, &ns.block_pool_id())?;
+                    let mut located = blocks::one_located_block(ns, &lb, &r.blk.pool_id).await?;
                     let mut locs = r.existings;
                     locs.append(&mut located.locs);
                     located.is_cached = vec![false; locs.len()];
@@ -400,12 +408,17 @@ pub async fn answer(
         "updateBlockForPipeline" => {
             let r: UpdateBlockForPipelineRequest = decode(request)?;
             let op = Op::UpdateBlockForPipeline {
-                path: file_of(ns, r.block.block_id)?,
+                path: String::new(), // the namespace finds the block's file
                 block: block(&r.block),
             };
-            match run(Some(&r.client_name), op).await? {
+            let pool = &r.block.pool_id;
+            match ns
+                .call_in_pool(call.caller, call.ctx(Some(&r.client_name)), pool, op)
+                .await?
+                .result
+            {
                 OpResult::Located(lb) => LocatedBlockResponse {
-                    block: blocks::located_block(ns, &lb, &ns.block_pool_id())?,
+                    block: blocks::one_located_block(ns, &lb, pool).await?,
                 }
                 .encode_to_vec(),
                 other => return Err(unexpected(method, other)),
@@ -414,26 +427,30 @@ pub async fn answer(
         "updatePipeline" => {
             let r: UpdatePipelineRequest = decode(request)?;
             let op = Op::UpdatePipeline {
-                path: file_of(ns, r.old_block.block_id)?,
+                path: String::new(), // the namespace finds the block's file
                 old: block(&r.old_block),
                 new: block(&r.new_block),
                 nodes: r.new_nodes.iter().map(|d| d.datanode_uuid.clone()).collect(),
             };
-            run(Some(&r.client_name), op).await?;
+            let (caller, ids) = (call.caller, call.ctx(Some(&r.client_name)));
+            ns.call_in_pool(caller, ids, &r.old_block.pool_id, op).await?;
             EmptyMessage {}.encode_to_vec()
         }
         "append" => {
             let r: AppendRequest = decode(request)?;
-            match run(Some(&r.client_name), Op::Append { path: r.src }).await? {
-                OpResult::Appended { status, last } => AppendResponse {
-                    block: last
-                        .as_ref()
-                        .map(|lb| blocks::located_block(ns, lb, &ns.block_pool_id()))
-                        .transpose()?,
+            match answered(Some(&r.client_name), Op::Append { path: r.src }).await? {
+                Answered {
+                    result: OpResult::Appended { status, last },
+                    block_pool_id,
+                } => AppendResponse {
+                    block: match &last {
+                        Some(lb) => Some(blocks::one_located_block(ns, lb, &block_pool_id).await?),
+                        None => None,
+                    },
                     stat: Some(status::file_status(&status, b"")),
                 }
                 .encode_to_vec(),
-                other => return Err(unexpected(method, other)),
+                other => return Err(unexpected(method, other.result)),
             }
         }
         "fsync" => {
@@ -569,8 +586,12 @@ async fn located_listing(
                 offset: 0,
                 length: entry.length,
             };
-            match ns.call(call.caller, call.ctx(None), op, call.seen_state_id).await {
-                Ok(OpResult::Blocks(lbs)) => st.locations = Some(blocks::located_blocks(ns, &lbs)?),
+            match ns
+                .call(call.caller, call.ctx(None), op, call.seen_state_id)
+                .await
+                .map(|a| a.result)
+            {
+                Ok(OpResult::Blocks(lbs)) => st.locations = Some(blocks::located_blocks(ns, &lbs).await?),
                 Err(FsError::FileNotFound(_)) => continue,
                 Ok(other) => return Err(unexpected("getListing", other)),
                 Err(e) => return Err(e.into()),
@@ -585,12 +606,6 @@ async fn located_listing(
 /// The uuids of the DataNodes a request names.
 fn uuids(nodes: &[hdfs::DatanodeInfo]) -> Vec<String> {
     nodes.iter().map(|d| d.id.datanode_uuid.clone()).collect()
-}
-
-/// The file block `id` belongs to.
-fn file_of(ns: &dyn HadoopNamespace, id: u64) -> Result<String, FsError> {
-    ns.file_of_block(id)
-        .ok_or_else(|| FsError::FileNotFound(format!("no file has block blk_{id}")))
 }
 
 fn bool_answer(method: &str, r: OpResult) -> Result<Vec<u8>, Refusal> {

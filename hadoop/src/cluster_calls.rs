@@ -34,7 +34,10 @@ pub async fn answer(
     Ok(match method {
         "getFsStats" => {
             decode::<EmptyMessage>(request)?;
-            let s = ns.fs_stats()?;
+            let s = match ns.admin(call.caller, call.ctx(None), AdminOp::FsStats).await? {
+                AdminResult::FsStats(s) => s,
+                other => return Err(FsError::Internal(format!("getFsStats answered {other:?}")).into()),
+            };
             GetFsStatsResponse {
                 capacity: s.capacity_bytes,
                 used: s.used_bytes,
@@ -53,7 +56,7 @@ pub async fn answer(
             let wanted = report_filter(r.report_type)?;
             match ns.admin(call.caller, call.ctx(None), AdminOp::DatanodeReport).await? {
                 AdminResult::Datanodes(nodes) => GetDatanodeReportResponse {
-                    di: nodes.iter().filter(|n| wanted(n)).map(|n| reported(ns, n)).collect(),
+                    di: nodes.iter().filter(|n| wanted(n)).map(reported).collect(),
                 }
                 .encode_to_vec(),
                 other => return Err(FsError::Internal(format!("a DataNode report answered {other:?}")).into()),
@@ -62,12 +65,7 @@ pub async fn answer(
         "setSafeMode" => {
             let r: SetSafeModeRequest = decode(request)?;
             let action = match r.action {
-                SAFEMODE_GET => {
-                    return Ok(BoolResponse {
-                        result: ns.in_safe_mode()?,
-                    }
-                    .encode_to_vec())
-                }
+                SAFEMODE_GET => SafeModeAction::Get,
                 SAFEMODE_ENTER => SafeModeAction::Enter,
                 SAFEMODE_LEAVE | SAFEMODE_FORCE_EXIT => SafeModeAction::Leave,
                 other => return Err(FsError::InvalidArgument(format!("unknown safe mode action {other}")).into()),
@@ -99,18 +97,20 @@ fn report_filter(kind: i32) -> Result<fn(&DatanodeInfo) -> bool, FsError> {
 }
 
 /// One DataNode as `getDatanodeReport` reports it.
-fn reported(ns: &dyn HadoopNamespace, n: &DatanodeInfo) -> hdfs::DatanodeInfo {
+fn reported(n: &DatanodeInfo) -> hdfs::DatanodeInfo {
+    let at = DatanodeEndpoints {
+        xfer_addr: n.hadoop_xfer_addr.clone(),
+        http_addr: n.http_addr.clone(),
+        storage_id: n.storage_id.clone(),
+    };
     let fallback = || DatanodeEndpoints {
         xfer_addr: format!(
             "{}:0",
             n.id.addr.rsplit_once(':').map_or(n.id.addr.as_str(), |(h, _)| h)
         ),
-        http_addr: n.http_addr.clone(),
-        storage_id: String::new(),
+        ..at.clone()
     };
-    let mut d = ns
-        .datanode_endpoints(&n.id.uuid)
-        .and_then(|at| blocks::datanode_info(&n.id, &at))
+    let mut d = blocks::datanode_info(&n.id, &at)
         .or_else(|| blocks::datanode_info(&n.id, &fallback()))
         .unwrap_or_else(|| panic!("{:?} with port 0 is not HOST:PORT", fallback().xfer_addr));
     let now_ms = std::time::SystemTime::now()

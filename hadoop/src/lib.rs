@@ -12,7 +12,8 @@
 //!   (getFsStats, getDatanodeReport, setSafeMode); `method_kinds` which
 //!   methods answer as a feature that is off, or as not served yet.
 //! - [`namespace`]: what the server runs calls against
-//!   ([`HadoopNamespace`]), implemented by a metaserver member.
+//!   ([`HadoopNamespace`]), implemented by a metaserver member (its
+//!   nameservice) and by a router (the federated namespace).
 //!
 //! What the server guarantees: every frame is bounded
 //! ([`server::MAX_IPC_FRAME_BYTES`]), connections and calls in flight are
@@ -32,6 +33,6 @@ pub mod server;
 pub mod status;
 pub mod wire;
 
-pub use namespace::{DatanodeEndpoints, FsStats, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+pub use namespace::{Answered, DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 pub use remote_error::RemoteError;
 pub use server::{serve, MAX_IPC_FRAME_BYTES};

@@ -1,13 +1,27 @@
 //! [`HadoopNamespace`]: what the IPC server runs ClientNamenodeProtocol
-//! calls against (a member's own nameservice).
+//! calls against: a member's own nameservice, or a router's federated
+//! namespace (many nameservices, each with its own block pool, so an
+//! answer says which pool its blocks are in).
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 
 use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
 
+/// A namespace call's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    pub result: OpResult,
+    /// The block pool of the nameservice that answered (empty when none
+    /// did: a router's own answer about its mount table).
+    pub block_pool_id: String,
+}
+
 /// A namespace call's future.
-pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<OpResult, FsError>> + Send + 'a>>;
+pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<Answered, FsError>> + Send + 'a>>;
+/// [`HadoopNamespace::datanode_endpoints`]' future: uuid to endpoints.
+pub type EndpointsFuture<'a> = Pin<Box<dyn Future<Output = HashMap<String, DatanodeEndpoints>> + Send + 'a>>;
 /// [`HadoopNamespace::sync_state`]'s future.
 pub type SyncFuture<'a> = Pin<Box<dyn Future<Output = Result<(), FsError>> + Send + 'a>>;
 /// An administrative call's future.
@@ -54,21 +68,16 @@ pub struct ServerDefaults {
     pub bytes_per_checksum: u32,
 }
 
-/// What `getFsStats` answers: the live DataNodes' space, and the block
-/// manager's counts (HDFS's `FSNamesystem.getStats`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FsStats {
-    pub capacity_bytes: u64,
-    pub used_bytes: u64,
-    pub remaining_bytes: u64,
-    /// Complete blocks with fewer good replicas than their replication.
-    pub under_replicated_blocks: u64,
-    /// Blocks with a corrupt replica.
-    pub corrupt_blocks: u64,
-    /// Complete blocks with no good replica on a live DataNode.
-    pub missing_blocks: u64,
-    /// Replicas queued for deletion.
-    pub pending_deletion_blocks: u64,
+impl Default for ServerDefaults {
+    /// raftfs's: what its SDK creates files with.
+    fn default() -> ServerDefaults {
+        use raftfs_proto::limits::{BYTES_PER_CHECKSUM, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
+        ServerDefaults {
+            block_size_bytes: DEFAULT_BLOCK_SIZE_BYTES,
+            replication: DEFAULT_REPLICATION,
+            bytes_per_checksum: BYTES_PER_CHECKSUM as u32,
+        }
+    }
 }
 
 pub trait HadoopNamespace: Send + Sync + 'static {
@@ -80,6 +89,13 @@ pub trait HadoopNamespace: Send + Sync + 'static {
     /// header's `stateId`): a follower serves that once it has applied it.
     fn call<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: Op, seen: Option<u64>) -> CallFuture<'a>;
 
+    /// Run the pipeline op `op` (`UpdateBlockForPipeline` or
+    /// `UpdatePipeline`, with an empty path: Hadoop's call names only the
+    /// block) on the nameservice whose block pool is `pool`, which finds
+    /// the file the block belongs to. A pool no nameservice here has is
+    /// refused.
+    fn call_in_pool<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, pool: &'a str, op: Op) -> CallFuture<'a>;
+
     /// As the leader, confirm the leadership and wait until every write
     /// acknowledged before this call is applied (a linearizable read
     /// index), so the `stateId` of the answer covers them (`msync`);
@@ -87,19 +103,15 @@ pub trait HadoopNamespace: Send + Sync + 'static {
     fn sync_state(&self) -> SyncFuture<'_>;
 
     /// The state this member has applied (its applied log index): every
-    /// answer's `stateId`, which observer-read clients send back.
-    fn state_id(&self) -> u64;
+    /// answer's `stateId`, which observer-read clients send back; `None`
+    /// from a namespace whose reads are always current (a router's).
+    fn state_id(&self) -> Option<u64>;
 
-    /// Run the administrative `op` for `caller` (the namespace checks the
-    /// superuser privilege; a member that does not lead answers `NotLeader`).
+    /// Run the administrative `op` for `caller`: `DatanodeReport`,
+    /// `SafeMode` and `FsStats` (the namespace checks the superuser
+    /// privilege where HDFS does; a member that does not lead answers
+    /// `NotLeader`).
     fn admin<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: AdminOp) -> AdminFuture<'a>;
-
-    /// The cluster's space and block counts (`NotLeader` off the leader).
-    fn fs_stats(&self) -> Result<FsStats, FsError>;
-
-    /// Whether the namespace is in safe mode (`NotLeader` off the leader);
-    /// anyone may ask, as in HDFS.
-    fn in_safe_mode(&self) -> Result<bool, FsError>;
 
     /// Whether this member serves calls now.
     fn ha_state(&self) -> HaState;
@@ -107,14 +119,7 @@ pub trait HadoopNamespace: Send + Sync + 'static {
     /// The defaults a client creates files with.
     fn server_defaults(&self) -> ServerDefaults;
 
-    /// Where registered DataNode `uuid` serves Hadoop's data transfer.
-    fn datanode_endpoints(&self, uuid: &str) -> Option<DatanodeEndpoints>;
-
-    /// The block pool of this nameservice.
-    fn block_pool_id(&self) -> String;
-
-    /// A path naming the file block `block_id` belongs to
-    /// (`/.reserved/.inodes/<id>`), for the pipeline calls that name only
-    /// a block; `None` for a block no file has.
-    fn file_of_block(&self, block_id: u64) -> Option<String>;
+    /// Where the registered DataNodes `uuids` serve Hadoop's data transfer
+    /// (a DataNode not known is left out).
+    fn datanode_endpoints<'a>(&'a self, uuids: Vec<String>) -> EndpointsFuture<'a>;
 }

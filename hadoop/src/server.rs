@@ -525,7 +525,7 @@ async fn run_call(
         seen_state_id: header.state_id.map(|s| s.max(0) as u64),
     };
     match client_protocol::answer(ns, &call, &request_header.method_name, request).await {
-        Ok(answer) => success_frame(id, client, Some(ns.state_id()), &answer),
+        Ok(answer) => success_frame(id, client, ns.state_id(), &answer),
         Err(Refusal::Remote(e)) => error_frame(id, client, STATUS_ERROR, e.class, &e.message, e.code),
         Err(Refusal::Undecodable(e)) => error_frame(
             id,

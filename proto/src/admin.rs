@@ -38,6 +38,46 @@ pub enum AdminOp {
     /// (at `path` or below it), at most [`MAX_OPEN_FILES_LISTED`], read
     /// from the leader's applied state.
     ListOpenFiles { path: String },
+    /// Hadoop's `getFsStats` (what `hdfs dfs -df` prints): the live
+    /// DataNodes' space and the block manager's counts. Anyone may ask,
+    /// as in HDFS.
+    FsStats,
+}
+
+impl AdminOp {
+    /// Whether any user may ask (the rest are the superuser's).
+    pub fn is_open_to_all(&self) -> bool {
+        matches!(self, AdminOp::FsStats | AdminOp::SafeMode(SafeModeAction::Get))
+    }
+
+    /// Whether the op only reports (a router may ask it of nameservices for
+    /// its pages and its Hadoop RPC answers).
+    pub fn is_report(&self) -> bool {
+        matches!(
+            self,
+            AdminOp::DatanodeReport
+                | AdminOp::ListOpenFiles { .. }
+                | AdminOp::FsStats
+                | AdminOp::SafeMode(SafeModeAction::Get)
+        )
+    }
+}
+
+/// What `getFsStats` answers: the live DataNodes' space, and the block
+/// manager's counts (HDFS's `FSNamesystem.getStats`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsStats {
+    pub capacity_bytes: u64,
+    pub used_bytes: u64,
+    pub remaining_bytes: u64,
+    /// Complete blocks with fewer good replicas than their replication.
+    pub under_replicated_blocks: u64,
+    /// Blocks with a corrupt replica.
+    pub corrupt_blocks: u64,
+    /// Complete blocks with no good replica on a live DataNode.
+    pub missing_blocks: u64,
+    /// Replicas queued for deletion.
+    pub pending_deletion_blocks: u64,
 }
 
 /// Most open files one `ListOpenFiles` answers with.
@@ -137,6 +177,7 @@ pub enum AdminResult {
         files: Vec<OpenFileEntry>,
         more: bool,
     },
+    FsStats(FsStats),
 }
 
 /// Check a member address from the network or the command line: `HOST:PORT`.

@@ -98,6 +98,12 @@ pub struct DatanodeInfo {
     /// HOST:PORT of its HTTP endpoint (WebHDFS's data side); empty when it
     /// serves none.
     pub http_addr: String,
+    /// HOST:PORT of its Hadoop DataTransferProtocol endpoint; empty when
+    /// it serves none.
+    pub hadoop_xfer_addr: String,
+    /// One of its storages (`DS-...`), which Hadoop's clients carry with
+    /// each location; empty before it reported any.
+    pub storage_id: String,
 }
 
 /// A block and the DataNodes that hold it (reads) or should receive it (writes).

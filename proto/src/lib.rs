@@ -22,7 +22,7 @@ pub mod path_rules;
 pub mod token;
 pub mod types;
 
-pub use admin::{AdminOp, AdminResult, SafeModeAction, SafeModeStatus};
+pub use admin::{AdminOp, AdminResult, FsStats, SafeModeAction, SafeModeStatus};
 pub use blocks::{
     AdminState, Block, DatanodeId, DatanodeInfo, ExtendedBlock, IncrementalReport, LocatedBlock, LocatedBlocks,
     ReplicaState, ReportedReplica,

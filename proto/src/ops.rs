@@ -139,12 +139,15 @@ pub enum Op {
     },
     /// A pipeline broke: a new generation stamp for the block being written
     /// (HDFS `updateBlockForPipeline`). Returns `Located` with the new stamp.
+    /// An empty `path` names the file the block belongs to (Hadoop's call
+    /// names only the block); the leader resolves it before it runs the op.
     UpdateBlockForPipeline {
         path: String,
         block: Block,
     },
     /// The rebuilt pipeline is up: the block has `new`'s stamp and length
-    /// and lives on `nodes` (DataNode uuids). Returns `Unit`.
+    /// and lives on `nodes` (DataNode uuids). Returns `Unit`. An empty
+    /// `path` names the file `old` belongs to, as for `UpdateBlockForPipeline`.
     UpdatePipeline {
         path: String,
         old: Block,

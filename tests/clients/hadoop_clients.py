@@ -1,6 +1,6 @@
 """hdfs-native (the Rust/Python HDFS client, from PyPI) against raftfs dev's
-Hadoop RPC: it finds the leader through HADOOP_CONF_DIR's HA settings and
-acts as HADOOP_USER_NAME. Prints one line per check; exits non-zero on the
+Hadoop RPC: it finds the leader (or a router) through HADOOP_CONF_DIR's HA
+settings and acts as HADOOP_USER_NAME. Prints one line per check; exits non-zero on the
 first failure."""
 
 import argparse
@@ -36,6 +36,7 @@ def expect_error(what, call, kind, text):
 
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--url", help="the file system (default: fs.defaultFS from HADOOP_CONF_DIR)")
     p.add_argument("--home", required=True)
     p.add_argument("--others", required=True, help="a directory the user may not write")
     p.add_argument("--read", action="append", default=[], help="a file to read into --read-dir")
@@ -43,7 +44,8 @@ def main():
     p.add_argument("--write-dir", help="where to write files of WRITE_SIZES for the SDK to check")
     p.add_argument("--kill-mid-write", help="the pid file of the leader, killed (-9) in the middle of a write")
     a = p.parse_args()
-    c = Client()  # fs.defaultFS and the nameservice's members from HADOOP_CONF_DIR
+    # The nameservice's NameNodes (members or routers) from HADOOP_CONF_DIR.
+    c = Client(a.url) if a.url else Client()
     home = a.home
 
     root = c.get_file_info("/")
@@ -138,7 +140,8 @@ def main():
     if a.kill_mid_write:
         # The leader dies while a file is written: the pipeline does not
         # need it, and addBlock and complete go to the new leader (Hadoop's
-        # failover proxy, from HADOOP_CONF_DIR's NameNodes).
+        # failover proxy, from HADOOP_CONF_DIR's NameNodes; or the router,
+        # which forwards to the new leader).
         whole = pattern(WRITE_SIZES[-1])
         half = len(whole) // 2
         opts = WriteOptions(block_size=WRITE_BLOCK_SIZE, replication=3)

@@ -296,19 +296,23 @@ fn datanode_warnings(dev_dir: &std::path::Path) -> String {
 /// that block: a new block could be placed on the dead node before the
 /// member misses its heartbeats, and hdfs-native 0.14.7, unlike Java's
 /// DataStreamer, does not abandon such a block and ask again excluding
-/// the node. Returns the path written and its bytes.
+/// the node. `fs` is the file system's URL and a Hadoop RPC address
+/// serving it (a leader's or a router's). Returns the path written and its
+/// bytes.
 pub(super) fn hdfs_native_rebuilds_its_pipeline_when_a_datanode_dies(
     rt: &tokio::runtime::Runtime,
     conf: &str,
-    addr: &str,
+    (url, addr): (&str, &str),
+    path: &str,
     dev_dir: &std::path::Path,
 ) -> (String, Vec<u8>) {
-    let path = "/user/alice/written/datanode-killed".to_string();
+    let path = path.to_string();
     let data = pattern(2 * MULTI_BLOCK_SIZE_BYTES as usize - 4321);
     let cut = MULTI_BLOCK_SIZE_BYTES as usize + 300_000;
     let victim = rt.block_on(async {
         let client = hdfs_native::ClientBuilder::new()
             .with_config_dir(conf)
+            .with_url(url)
             .with_config([
                 ("dfs.client.block.write.replace-datanode-on-failure.policy", "ALWAYS"),
                 (

@@ -456,6 +456,7 @@ pub(super) fn followers_serve_observer_reads(rt: &tokio::runtime::Runtime, conf:
     rt.block_on(async {
         let client = hdfs_native::ClientBuilder::new()
             .with_config_dir(conf)
+            .with_url("hdfs://ns1")
             .with_config([(
                 "dfs.client.failover.proxy.provider.ns1",
                 "org.apache.hadoop.hdfs.server.namenode.ha.ObserverReadProxyProvider",

@@ -48,6 +48,7 @@
 //! checked by the nameservice the call reaches, so it works only for that
 //! nameservice's paths.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -78,6 +79,12 @@ pub const MAX_REROUTE_WAIT_MS: u64 = 2_000;
 /// Most mount points below one directory whose destinations a listing
 /// page asks for their status (the rest show their entry only).
 pub const MAX_MOUNT_STATUS_LOOKUPS_PER_PAGE: usize = 64;
+
+tokio::task_local! {
+    /// Within [`CallRouter::call_answered`]: the nameservice whose
+    /// successful answer the call got last.
+    static ANSWERED_BY: RefCell<Option<String>>;
+}
 
 /// See the module docs.
 pub struct CallRouter<T: TableSource> {
@@ -208,6 +215,30 @@ impl<T: TableSource> CallRouter<T> {
         }
     }
 
+    /// [`CallRouter::call`], and the nameservice that gave the answer (the
+    /// last to answer with success, for a call sent to several; `None`
+    /// when none did: the router answered from its table): a Hadoop
+    /// client's block needs its nameservice's block pool.
+    pub async fn call_answered(&self, ctx: pb::CallContext, op: &Op) -> (Result<OpResult, FsError>, Option<String>) {
+        ANSWERED_BY
+            .scope(RefCell::new(None), async {
+                let r = self.call(ctx, op).await;
+                (r, ANSWERED_BY.with(|a| a.borrow_mut().take()))
+            })
+            .await
+    }
+
+    /// Run the caller's `op` on nameservice `ns` itself, not routed by the
+    /// table: a call that names an object of that nameservice rather than
+    /// a path (a block of its pool: Hadoop's `updatePipeline`, as RBF
+    /// routes it by the block pool). The nameservice checks the caller as
+    /// for any call.
+    pub async fn call_nameservice(&self, mut ctx: pb::CallContext, ns: &str, op: &Op) -> Result<OpResult, FsError> {
+        let fed = self.table.current();
+        ctx.federation_version = 0;
+        self.forward(&fed, &ctx, ns, op).await
+    }
+
     async fn route(&self, fed: &Federation, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
         match op {
             // The less common calls' futures are boxed, so that every
@@ -262,8 +293,12 @@ impl<T: TableSource> CallRouter<T> {
     async fn forward(&self, fed: &Federation, ctx: &pb::CallContext, ns: &str, op: &Op) -> Result<OpResult, FsError> {
         let record = self.record(fed, ns)?;
         let r = self.nameservices.forward(record, ctx, op).await;
-        if r.is_ok() && matches!(op, Op::Create { .. } | Op::Append { .. }) {
-            self.leases.opened(&ctx.client_id, ns);
+        if r.is_ok() {
+            if matches!(op, Op::Create { .. } | Op::Append { .. }) {
+                self.leases.opened(&ctx.client_id, ns);
+            }
+            // Outside `call_answered` nobody asks.
+            let _ = ANSWERED_BY.try_with(|a| *a.borrow_mut() = Some(ns.to_string()));
         }
         r
     }

@@ -593,6 +593,8 @@ impl BlockManager {
                 admin_state: n.admin,
                 blocks: n.blocks.len() as u64,
                 http_addr: n.http_addr.clone(),
+                hadoop_xfer_addr: n.hadoop_xfer_addr.clone(),
+                storage_id: n.storage_ids.first().cloned().unwrap_or_default(),
             })
             .collect()
     }

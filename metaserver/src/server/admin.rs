@@ -4,9 +4,11 @@
 //!
 //! Every command runs on the leader (elsewhere: `NotLeader` with a hint) and
 //! only for the superuser (the user who formatted, or a member of the
-//! supergroup as the member resolves groups), except the group-mapping refresh, which every
-//! member runs for itself (each resolves the groups of the calls it serves). Membership changes are openraft's joint
-//! consensus; one at a time (openraft refuses a second while one is in
+//! supergroup as the member resolves groups), except the reports anyone
+//! may ask for (`getFsStats`, `-safemode get`: [`AdminOp::is_open_to_all`]),
+//! and the group-mapping refresh, which every member runs for itself (each
+//! resolves the groups of the calls it serves). Membership changes are
+//! openraft's joint consensus; one at a time (openraft refuses a second while one is in
 //! flight). A new member is added as a learner, the call waits until it has
 //! caught up, and only then is it made a voter, so adding a member never
 //! costs the group its quorum.
@@ -18,9 +20,10 @@ use openraft::async_runtime::WatchReceiver;
 use openraft::{BasicNode, ChangeMembers, ServerState};
 
 use raftfs_proto::admin::{FsckBlock, FsckFile, FsckReplica, FsckReport, TRANSFER_LEADER_TIMEOUT_MS};
-use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, LeaderHint, SafeModeAction};
+use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, FsStats, LeaderHint, SafeModeAction};
 
 use super::member::Member;
+use super::member_metrics::Capacity;
 use super::open_files::open_files;
 use super::proposer::write_error;
 use crate::namespace::check_ctx;
@@ -36,7 +39,7 @@ impl Member {
         // of the supergroup (groups as this member resolved them).
         let supergroup = self.shared().config().map(|c| c.supergroup);
         let in_supergroup = supergroup.is_some_and(|g| ctx.groups.contains(&g));
-        if ctx.user != self.version.superuser && !in_supergroup {
+        if ctx.user != self.version.superuser && !in_supergroup && !op.is_open_to_all() {
             return Err(FsError::AccessControl(format!(
                 "Access denied for user {}. Superuser privilege is required",
                 ctx.user
@@ -117,6 +120,7 @@ impl Member {
                     member: self.version.member_id,
                 })
             }
+            AdminOp::FsStats => Ok(AdminResult::FsStats(self.fs_stats())),
             AdminOp::ListOpenFiles { path } => {
                 let under = crate::path::FsPath::parse(&path)?.text;
                 let store = self.shared().store.clone();
@@ -126,6 +130,21 @@ impl Member {
                 let (files, more) = listed.map_err(FsError::from)?;
                 Ok(AdminResult::OpenFiles { files, more })
             }
+        }
+    }
+
+    /// The live DataNodes' space and the block manager's counts.
+    fn fs_stats(&self) -> FsStats {
+        let capacity = Capacity::of_live(&self.blocks.datanode_report(Instant::now()));
+        let g = self.blocks.block_gauges();
+        FsStats {
+            capacity_bytes: capacity.total,
+            used_bytes: capacity.used,
+            remaining_bytes: capacity.remaining,
+            under_replicated_blocks: g.under_replicated,
+            corrupt_blocks: g.corrupt,
+            missing_blocks: g.missing,
+            pending_deletion_blocks: g.pending_deletion,
         }
     }
 

@@ -21,14 +21,12 @@
 
 use std::sync::Arc;
 
-use raftfs_hadoop::namespace::{AdminFuture, CallFuture, SyncFuture};
-use raftfs_hadoop::{DatanodeEndpoints, FsStats, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
-use raftfs_proto::limits::{BYTES_PER_CHECKSUM, DEFAULT_BLOCK_SIZE_BYTES, DEFAULT_REPLICATION};
+use raftfs_hadoop::namespace::{AdminFuture, CallFuture, EndpointsFuture, SyncFuture};
+use raftfs_hadoop::{Answered, DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 use raftfs_proto::{AdminOp, CallCtx, FsError, Op};
 
 use super::audit::AuthMethod;
 use super::member::{Member, ReadMode};
-use super::member_metrics::Capacity;
 use super::service::observed;
 
 pub struct MemberHadoopNamespace {
@@ -71,7 +69,23 @@ impl HadoopNamespace for MemberHadoopNamespace {
                     Some(seen) => (m.call_with(ctx, op, ReadMode::Follower, seen).await.0, ()),
                 }
             };
-            observed(m, audit, name, run).await.0
+            let result = observed(m, audit, name, run).await.0?;
+            Ok(Answered {
+                result,
+                block_pool_id: m.version.block_pool_id.clone(),
+            })
+        })
+    }
+
+    fn call_in_pool<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, pool: &'a str, op: Op) -> CallFuture<'a> {
+        Box::pin(async move {
+            let own = &self.member.version.block_pool_id;
+            if pool != own {
+                return Err(FsError::InvalidArgument(format!(
+                    "block pool {pool} is not this nameservice's ({own})"
+                )));
+            }
+            self.call(caller, ids, op, None).await
         })
     }
 
@@ -82,33 +96,12 @@ impl HadoopNamespace for MemberHadoopNamespace {
         })
     }
 
-    fn state_id(&self) -> u64 {
-        *self.member.shared().applied_index().borrow()
+    fn state_id(&self) -> Option<u64> {
+        Some(*self.member.shared().applied_index().borrow())
     }
 
     fn admin<'a>(&'a self, caller: &'a IpcCaller, ids: CallCtx, op: AdminOp) -> AdminFuture<'a> {
         Box::pin(async move { self.member.admin(&self.ctx(caller, ids), op).await })
-    }
-
-    fn fs_stats(&self) -> Result<FsStats, FsError> {
-        let m = &self.member;
-        m.leader_or_hint()?;
-        let capacity = Capacity::of_live(&m.blocks.datanode_report(std::time::Instant::now()));
-        let g = m.blocks.block_gauges();
-        Ok(FsStats {
-            capacity_bytes: capacity.total,
-            used_bytes: capacity.used,
-            remaining_bytes: capacity.remaining,
-            under_replicated_blocks: g.under_replicated,
-            corrupt_blocks: g.corrupt,
-            missing_blocks: g.missing,
-            pending_deletion_blocks: g.pending_deletion,
-        })
-    }
-
-    fn in_safe_mode(&self) -> Result<bool, FsError> {
-        self.member.leader_or_hint()?;
-        Ok(self.member.blocks.safemode_status().on)
     }
 
     fn ha_state(&self) -> HaState {
@@ -119,30 +112,23 @@ impl HadoopNamespace for MemberHadoopNamespace {
     }
 
     fn server_defaults(&self) -> ServerDefaults {
-        ServerDefaults {
-            block_size_bytes: DEFAULT_BLOCK_SIZE_BYTES,
-            replication: DEFAULT_REPLICATION,
-            bytes_per_checksum: BYTES_PER_CHECKSUM as u32,
-        }
+        ServerDefaults::default()
     }
 
-    fn block_pool_id(&self) -> String {
-        self.member.version.block_pool_id.clone()
-    }
-
-    fn file_of_block(&self, block_id: u64) -> Option<String> {
-        let view = self.member.shared().store.view();
-        let record = view.block(block_id).ok()??;
-        Some(format!("/.reserved/.inodes/{}", record.inode))
-    }
-
-    fn datanode_endpoints(&self, uuid: &str) -> Option<DatanodeEndpoints> {
-        let (xfer_addr, http_addr, storage_id) = self.member.blocks.hadoop_endpoints(uuid)?;
-        Some(DatanodeEndpoints {
-            xfer_addr,
-            http_addr,
-            storage_id,
-        })
+    fn datanode_endpoints<'a>(&'a self, uuids: Vec<String>) -> EndpointsFuture<'a> {
+        let found = uuids
+            .into_iter()
+            .filter_map(|uuid| {
+                let (xfer_addr, http_addr, storage_id) = self.member.blocks.hadoop_endpoints(&uuid)?;
+                let at = DatanodeEndpoints {
+                    xfer_addr,
+                    http_addr,
+                    storage_id,
+                };
+                Some((uuid, at))
+            })
+            .collect();
+        Box::pin(std::future::ready(found))
     }
 }
 

@@ -529,6 +529,7 @@ impl Member {
         if self.shared.config().is_none() {
             self.wait_formatted().await?;
         }
+        let op = self.name_block_file(op)?;
         if op.is_write() {
             let watched = self.failpoints.watches(&op);
             let r = self.data.write(ctx, op, client_host).await;
@@ -546,6 +547,24 @@ impl Member {
             let r = namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)?;
             self.data.after_read(&ctx, &op, r, client_host)
         }
+    }
+
+    /// A pipeline op that names only its block (an empty path, as Hadoop's
+    /// `updateBlockForPipeline` and `updatePipeline` send it) with the path
+    /// of the file the block belongs to (`/.reserved/.inodes/<id>`), read
+    /// from applied state; every other op as it is. The op then runs, and
+    /// is checked and locked, as if the client had named the file.
+    fn name_block_file(&self, mut op: Op) -> Result<Op, FsError> {
+        let (path, block_id) = match &mut op {
+            Op::UpdateBlockForPipeline { path, block } if path.is_empty() => (path, block.id),
+            Op::UpdatePipeline { path, old, .. } if path.is_empty() => (path, old.id),
+            _ => return Ok(op),
+        };
+        let view = self.shared.store.view();
+        let record = view.block(block_id).map_err(FsError::from)?;
+        let record = record.ok_or_else(|| FsError::FileNotFound(format!("no file has block blk_{block_id}")))?;
+        *path = format!("/.reserved/.inodes/{}", record.inode);
+        Ok(op)
     }
 
     async fn wait_formatted(&self) -> Result<(), FsError> {

@@ -197,7 +197,7 @@ impl pb::namespace_server::Namespace for NamespaceService {
         let peer = self.member.security.server.peer(&req)?;
         let op: Result<AdminOp, FsError> = codec::decode(&req.get_ref().op_bin, "admin op");
         if let Some(node) = &peer {
-            let report = matches!(op, Ok(AdminOp::DatanodeReport | AdminOp::ListOpenFiles { .. }));
+            let report = op.as_ref().is_ok_and(AdminOp::is_report);
             if node.role != PeerRole::User && !(node.role == PeerRole::Router && report) {
                 return Err(Status::permission_denied(format!(
                     "administration is for operators; the caller is {node}"

@@ -2,8 +2,11 @@
 //! group) and the gRPC server that exposes it ([`serve`]): `RouterAdmin`
 //! for administrators and clients, `Namespace` for clients of the
 //! federated namespace, and `Raft` for the other routers, on one port,
-//! over mutual TLS unless the router runs `--insecure`.
+//! over mutual TLS unless the router runs `--insecure`; Hadoop's own RPC
+//! for the federated namespace on a port of its own
+//! ([`hadoop_namespace`]).
 
+pub mod hadoop_namespace;
 pub mod http_pages;
 pub mod nameservice_check;
 pub mod nameservice_pages;
