@@ -2,7 +2,10 @@
 //! file (as a user with a certificate: `RAFTFS_CREDENTIALS`), print it,
 //! renew it (as its renewer) or cancel it (as its owner or renewer). A
 //! process given the file through `RAFTFS_DELEGATION_TOKEN` acts as the
-//! token's owner.
+//! token's owner. With `--hadoop-token-file`, the fetched token is also
+//! written in Hadoop's token storage format, for Hadoop's clients
+//! (`HADOOP_TOKEN_FILE_LOCATION`), which then authenticate with it over
+//! Hadoop RPC (SASL TOKEN) to a member or router under `--auth strong`.
 
 use std::path::PathBuf;
 
@@ -30,6 +33,16 @@ pub struct FetchdtArgs {
     /// Print the token in FILE
     #[arg(long)]
     pub print: bool,
+    /// Also write the fetched token here in Hadoop's token storage format
+    /// (mode 0600), for Hadoop clients: HADOOP_TOKEN_FILE_LOCATION=FILE
+    #[arg(long = "hadoop-token-file", requires = "hadoop_nameservice", conflicts_with_all = ["renew", "cancel", "print"])]
+    pub hadoop_token_file: Option<PathBuf>,
+    /// The file system Hadoop's clients reach with the token, hdfs://NS: a
+    /// logical nameservice (raftfs dev's ns1, ns2, ... for a nameservice's
+    /// members, ns-fed for the routers; the token's service is ha-hdfs:NS)
+    /// or one member's or router's Hadoop RPC HOST:PORT
+    #[arg(long = "hadoop-nameservice", requires = "hadoop_token_file")]
+    pub hadoop_nameservice: Option<String>,
     /// The token file (written mode 0600 when fetching)
     pub file: PathBuf,
 }
@@ -75,8 +88,33 @@ async fn run_inner(a: FetchdtArgs) -> anyhow::Result<()> {
         let t = client.get_delegation_token(&a.renewer).await.map_err(named)?;
         raftfs_client::write_token_file(&a.file, &t)?;
         println!("Fetched token for {} into {}", t.service, a.file.display());
+        if let (Some(path), Some(ns)) = (&a.hadoop_token_file, &a.hadoop_nameservice) {
+            let bytes = raftfs_hadoop::delegation_token::token_file(&t, ns)?;
+            write_private(path, &bytes)?;
+            println!(
+                "Wrote it for Hadoop clients of hdfs://{ns} (service {}) into {}",
+                raftfs_hadoop::delegation_token::token_service(ns),
+                path.display()
+            );
+        }
     }
     Ok(())
+}
+
+/// Write `bytes` to a new file at `path` readable by its owner only.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| anyhow::anyhow!("write {}: {e}", path.display()))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| anyhow::anyhow!("write {}: {e}", path.display()))
 }
 
 /// The error with the HDFS exception name a user would search for.

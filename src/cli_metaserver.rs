@@ -144,9 +144,10 @@ pub struct MetaserverArgs {
     /// here, so Hadoop clients (`hadoop fs`, hdfs-native) reach this
     /// member as a NameNode (HDFS's dfs.namenode.rpc-address). Plaintext
     /// TCP, as Hadoop IPC is; under --auth simple the user a connection
-    /// names is trusted, under --auth strong every connection is refused
-    /// (Hadoop's TOKEN and KERBEROS authentication are not served yet).
-    /// Default: not served.
+    /// names is trusted, under --auth strong a connection authenticates
+    /// with a delegation token of this nameservice (SASL TOKEN; `raftfs
+    /// fetchdt --hadoop-token-file`) and acts as its owner (KERBEROS is
+    /// not served). Default: not served.
     #[arg(long = "hadoop-rpc-addr")]
     pub hadoop_rpc_addr: Option<SocketAddr>,
 }

@@ -120,9 +120,10 @@ pub struct RouterRunArgs {
     /// hdfs-native) reach every nameservice through this router as
     /// through an RBF router (dfs.federation.router.rpc-address).
     /// Plaintext TCP, as Hadoop IPC is; under --auth simple the user a
-    /// connection names is trusted, under --auth strong every connection
-    /// is refused (Hadoop's TOKEN and KERBEROS authentication are not
-    /// served yet). Default: not served.
+    /// connection names is trusted, under --auth strong a connection
+    /// authenticates with a delegation token of the routers (SASL TOKEN;
+    /// `raftfs fetchdt --hadoop-token-file`) and acts as its owner
+    /// (KERBEROS is not served). Default: not served.
     #[arg(long = "hadoop-rpc-addr")]
     hadoop_rpc_addr: Option<SocketAddr>,
 }

@@ -188,6 +188,12 @@ impl RouterTokens {
         token_table::verify(self, token, now_ms)
     }
 
+    /// The password of live token `id` of the routers (a Hadoop client
+    /// proves it holds it, SASL DIGEST-MD5), refused as [`Self::verify`] refuses.
+    pub fn password(&self, id: &DelegationTokenIdentifier, now_ms: i64) -> Result<Vec<u8>, FsError> {
+        token_table::password(self, id, now_ms)
+    }
+
     /// The newest master key, if any.
     pub fn newest_key(&self) -> Option<&DelegationKey> {
         self.keys.last()
@@ -261,9 +267,16 @@ mod tests {
         assert_eq!((a.identifier.sequence_number, b.identifier.sequence_number), (1, 2));
         assert_eq!(t.verify(&a, 3_000).unwrap().owner, "alice");
 
+        // What a client proves it holds without sending it (Hadoop's SASL TOKEN).
+        assert_eq!(t.password(&a.identifier, 3_000).unwrap(), a.password);
+
         let mut forged = a.clone();
         forged.identifier.owner = "root".into();
         assert!(t.verify(&forged, 3_000).is_err(), "an identifier changed after signing");
+        assert!(
+            t.password(&forged.identifier, 3_000).is_err(),
+            "no password for an identifier never issued"
+        );
         let mut wrong = a.clone();
         wrong.password[0] ^= 1;
         assert!(t.verify(&wrong, 3_000).is_err(), "a password that does not match");
@@ -283,6 +296,10 @@ mod tests {
         );
         let late = 2_000 + 7 * day - 10;
         assert!(t.verify(&a, late).is_err(), "expired: not renewed in time");
+        assert!(
+            t.password(&a.identifier, late).is_err(),
+            "no password for an expired token"
+        );
 
         // Cancelled by its owner or the superuser only.
         let cancel = |token: &DelegationToken, user: &str, superuser: bool| TokenCommand::Cancel {
@@ -293,6 +310,10 @@ mod tests {
         assert!(t.apply(&cancel(&b, "carol", false)).is_err());
         t.apply(&cancel(&b, "hdfs", true)).unwrap();
         assert!(t.verify(&b, 3_000).is_err(), "cancelled");
+        assert!(
+            t.password(&b.identifier, 3_000).is_err(),
+            "no password for a cancelled token"
+        );
         assert_eq!(t.len(), 1);
 
         // The sweep finds what expired and drops it; a live token stays.

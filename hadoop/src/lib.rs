@@ -25,10 +25,13 @@
 pub mod blocks;
 pub mod client_protocol;
 pub mod cluster_calls;
+pub mod delegation_token;
+pub mod digest_md5;
 pub mod ids;
 mod method_kinds;
 pub mod namespace;
 pub mod remote_error;
+pub mod sasl;
 pub mod server;
 pub mod status;
 pub mod wire;

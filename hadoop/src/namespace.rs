@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 
-use raftfs_proto::{AdminOp, AdminResult, CallCtx, FsError, Op, OpResult};
+use raftfs_proto::{AdminOp, AdminResult, CallCtx, DelegationTokenIdentifier, FsError, Op, OpResult};
 
 /// A namespace call's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,8 @@ pub struct Answered {
 
 /// A namespace call's future.
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<Answered, FsError>> + Send + 'a>>;
+/// [`HadoopNamespace::token_password`]'s future.
+pub type PasswordFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, FsError>> + Send + 'a>>;
 /// [`HadoopNamespace::datanode_endpoints`]' future: uuid to endpoints.
 pub type EndpointsFuture<'a> = Pin<Box<dyn Future<Output = HashMap<String, DatanodeEndpoints>> + Send + 'a>>;
 /// [`HadoopNamespace::sync_state`]'s future.
@@ -118,6 +120,11 @@ pub trait HadoopNamespace: Send + Sync + 'static {
 
     /// The defaults a client creates files with.
     fn server_defaults(&self) -> ServerDefaults;
+
+    /// The password of the live delegation token `id` names, for a client
+    /// that proves it holds it (SASL TOKEN, under `--auth strong`); why
+    /// not for a token this namespace did not issue, cancelled or expired.
+    fn token_password<'a>(&'a self, id: &'a DelegationTokenIdentifier) -> PasswordFuture<'a>;
 
     /// Where the registered DataNodes `uuids` serve Hadoop's data transfer
     /// (a DataNode not known is left out).

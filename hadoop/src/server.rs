@@ -7,6 +7,7 @@
 //! ```text
 //! "hrpc" version(9) service-class auth-protocol(0 NONE | -33 SASL)
 //! [SASL NEGOTIATE, call id -33]        -> SUCCESS (SIMPLE needs no more)
+//!                                      -> NEGOTIATE TOKEN, INITIATE -> SUCCESS (strong)
 //! connection context, call id -3       (effective user, protocol)
 //! { frame: u32 length | RpcRequestHeader | RequestHeader | request }*
 //!                                      -> { u32 length | RpcResponseHeader | answer }
@@ -22,13 +23,15 @@
 //! trusted, as HDFS's SIMPLE authentication trusts it (for trusted
 //! networks); a real user other than the effective one (a proxy user) is
 //! refused, as HDFS refuses one no `hadoop.proxyuser.*` rule allows.
-//! Under `--auth strong` every connection is refused with
-//! `AccessControlException` ("SIMPLE authentication is not enabled"), as
-//! a secure HDFS refuses a SIMPLE client: Hadoop's TOKEN and KERBEROS
-//! SASL mechanisms are not served yet.
+//! Under `--auth strong` a connection authenticates with a delegation
+//! token (SASL TOKEN, DIGEST-MD5: [`crate::sasl`]) and acts for its owner;
+//! a SIMPLE client is refused with `AccessControlException` ("SIMPLE
+//! authentication is not enabled"), as a secure HDFS refuses one.
+//! KERBEROS is not served.
 //!
-//! Caveat: Hadoop IPC is plaintext TCP (HDFS protects it with SASL QOP,
-//! which needs TOKEN or KERBEROS); it carries no data blocks.
+//! Caveat: Hadoop IPC is plaintext TCP, and TOKEN authentication here
+//! offers `qop=auth` only (HDFS can add integrity or privacy with SASL
+//! QOP, `hadoop.rpc.protection`); it carries no data blocks.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -46,6 +49,7 @@ use tokio::sync::{mpsc, Semaphore};
 use crate::client_protocol::{self, Call, Refusal, CLIENT_PROTOCOL};
 use crate::namespace::{HadoopNamespace, IpcCaller};
 use crate::remote_error::RemoteError;
+use crate::sasl::SaslExchange;
 use crate::wire::rpc::*;
 
 /// The IPC version Hadoop 2 and 3 speak.
@@ -264,24 +268,18 @@ async fn connection(
             .await;
         }
     };
-    if auth == ClientAuth::Strong {
-        let (call_id, msg) = if sasl {
-            (
-                SASL_CALL_ID,
-                "Client cannot authenticate via:[SIMPLE]; this server serves Hadoop RPC to no one under --auth strong",
-            )
-        } else {
-            (INVALID_CALL_ID, "SIMPLE authentication is not enabled.  Available:[]")
-        };
+    let strong = auth == ClientAuth::Strong;
+    if strong && !sasl {
         return fatal(
             &mut stream,
-            call_id,
+            INVALID_CALL_ID,
             FATAL_UNAUTHORIZED,
             ACCESS_CONTROL_CLASS,
-            msg.to_string(),
+            "SIMPLE authentication is not enabled.  Available:[TOKEN]".to_string(),
         )
         .await;
     }
+    let exchange = sasl.then_some(SaslExchange::Negotiate { strong });
 
     let (read_half, mut write_half) = stream.into_split();
     let mut reader = BufReader::new(read_half);
@@ -294,7 +292,7 @@ async fn connection(
         }
         let _ = write_half.shutdown().await;
     });
-    let result = calls(&mut reader, &tx, peer, ns, sasl).await;
+    let result = calls(&mut reader, &tx, peer, ns, exchange, strong).await;
     if let Err(Fatal {
         call_id,
         code,
@@ -337,7 +335,8 @@ async fn calls(
     tx: &mpsc::Sender<Vec<u8>>,
     peer: SocketAddr,
     ns: Arc<dyn HadoopNamespace>,
-    mut sasl_pending: bool,
+    mut exchange: Option<SaslExchange>,
+    strong: bool,
 ) -> Result<(), Fatal> {
     let handshake = Duration::from_millis(HANDSHAKE_TIMEOUT_MS);
     let idle = Duration::from_millis(IDLE_CONNECTION_TIMEOUT_MS);
@@ -377,31 +376,19 @@ async fn calls(
             return Ok(());
         }
         match call_id {
-            SASL_CALL_ID if sasl_pending => {
+            SASL_CALL_ID if matches!(exchange, Some(ref x) if !matches!(x, SaslExchange::Done { .. })) => {
                 let piece = delimited(&mut rest)
                     .map_err(|e| Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e))?;
                 let m = RpcSasl::decode(piece).map_err(|e| {
                     Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e.to_string())
                 })?;
-                if m.state != SASL_NEGOTIATE {
-                    return Err(Fatal::new(
-                        call_id,
-                        FATAL_UNAUTHORIZED,
-                        ACCESS_CONTROL_CLASS,
-                        format!(
-                            "SASL state {} before negotiation: this server offers only SIMPLE",
-                            m.state
-                        ),
-                    ));
-                }
-                // A SIMPLE-only server answers NEGOTIATE with SUCCESS.
-                let answer = RpcSasl {
-                    state: SASL_SUCCESS,
-                    ..Default::default()
-                }
-                .encode_to_vec();
-                sasl_pending = false;
-                send(tx, success_frame(SASL_CALL_ID, &[], None, &answer)).await?;
+                let at = exchange.take().expect("matched above");
+                let step = at.step(&m, &*ns).await.map_err(|why| {
+                    tracing::warn!(%peer, %why, "Hadoop IPC authentication refused");
+                    Fatal::new(call_id, FATAL_UNAUTHORIZED, ACCESS_CONTROL_CLASS, why)
+                })?;
+                exchange = Some(step.next);
+                send(tx, success_frame(SASL_CALL_ID, &[], None, &step.answer.encode_to_vec())).await?;
             }
             CONNECTION_CONTEXT_CALL_ID if caller.is_none() => {
                 let piece = delimited(&mut rest)
@@ -409,7 +396,19 @@ async fn calls(
                 let ctx = IpcConnectionContext::decode(piece).map_err(|e| {
                     Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e.to_string())
                 })?;
-                caller = Some(Arc::new(authorize(&ctx, peer)?));
+                let token_owner = match &exchange {
+                    Some(SaslExchange::Done { token_owner }) => token_owner.as_deref(),
+                    _ => None,
+                };
+                if strong && token_owner.is_none() {
+                    return Err(Fatal::new(
+                        call_id,
+                        FATAL_UNAUTHORIZED,
+                        ACCESS_CONTROL_CLASS,
+                        "the connection context came before TOKEN authentication",
+                    ));
+                }
+                caller = Some(Arc::new(authorize(&ctx, peer, token_owner)?));
             }
             PING_CALL_ID => {}
             id if id >= 0 => {
@@ -471,9 +470,11 @@ async fn send(tx: &mpsc::Sender<Vec<u8>>, f: Vec<u8>) -> Result<(), Fatal> {
     })
 }
 
-/// Who the connection acts for: the context's effective user, trusted as
-/// SIMPLE authentication trusts it.
-fn authorize(ctx: &IpcConnectionContext, peer: SocketAddr) -> Result<IpcCaller, Fatal> {
+/// Who the connection acts for: the owner of the token it authenticated
+/// with (a context naming someone else is an impersonation, refused), or
+/// else the context's effective user, trusted as SIMPLE authentication
+/// trusts it.
+fn authorize(ctx: &IpcConnectionContext, peer: SocketAddr, token_owner: Option<&str>) -> Result<IpcCaller, Fatal> {
     let id = CONNECTION_CONTEXT_CALL_ID;
     if let Some(p) = ctx.protocol.as_deref() {
         if p != CLIENT_PROTOCOL {
@@ -482,8 +483,25 @@ fn authorize(ctx: &IpcConnectionContext, peer: SocketAddr) -> Result<IpcCaller, 
         }
     }
     let info = ctx.user_info.clone().unwrap_or_default();
-    let user = info.effective_user.filter(|u| !u.is_empty()).or(info.real_user.clone());
-    let Some(user) = user.filter(|u| !u.is_empty()) else {
+    let named = info.effective_user.filter(|u| !u.is_empty()).or(info.real_user.clone());
+    let impersonates = |real: &str, user: &str| {
+        Fatal::new(
+            id,
+            FATAL_UNAUTHORIZED,
+            AUTHORIZATION_CLASS,
+            format!("User: {real} is not allowed to impersonate {user}"),
+        )
+    };
+    if let Some(owner) = token_owner {
+        return match named.filter(|u| !u.is_empty()) {
+            Some(user) if user != owner => Err(impersonates(owner, &user)),
+            _ => Ok(IpcCaller {
+                user: owner.to_string(),
+                ip: peer.ip().to_string(),
+            }),
+        };
+    }
+    let Some(user) = named.filter(|u| !u.is_empty()) else {
         return Err(Fatal::new(
             id,
             FATAL_UNAUTHORIZED,
@@ -492,12 +510,7 @@ fn authorize(ctx: &IpcConnectionContext, peer: SocketAddr) -> Result<IpcCaller, 
         ));
     };
     if let Some(real) = info.real_user.filter(|r| !r.is_empty() && *r != user) {
-        return Err(Fatal::new(
-            id,
-            FATAL_UNAUTHORIZED,
-            AUTHORIZATION_CLASS,
-            format!("User: {real} is not allowed to impersonate {user}"),
-        ));
+        return Err(impersonates(&real, &user));
     }
     Ok(IpcCaller {
         user,

@@ -11,6 +11,7 @@
 mod data_transfer;
 mod ipc;
 mod router;
+mod token_auth;
 
 use crate::common;
 

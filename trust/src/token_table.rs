@@ -130,6 +130,39 @@ pub fn verify<T: TokenTableView + ?Sized>(
 ) -> Result<DelegationTokenIdentifier, FsError> {
     let id = &token.identifier;
     let invalid = |why: String| FsError::AccessControl(format!("token ({token}) {why}"));
+    let (rec, key) = live_record(table, id, &invalid)?;
+    if !delegation_password_matches(&key.secret, id, &token.password)? {
+        return Err(invalid("has a password that does not match".into()));
+    }
+    check_expiry(&rec, now_ms, &invalid)?;
+    Ok(rec.identifier)
+}
+
+/// The password of the live token `id` names (what the table's master key
+/// makes of it), for a client that proves it holds the password without
+/// sending it (Hadoop's SASL DIGEST-MD5); refused as [`verify`] refuses.
+pub fn password<T: TokenTableView + ?Sized>(
+    table: &T,
+    id: &DelegationTokenIdentifier,
+    now_ms: i64,
+) -> Result<Vec<u8>, FsError> {
+    let invalid = |why: String| {
+        FsError::AccessControl(format!(
+            "token (owner={}, sequenceNumber={}) {why}",
+            id.owner, id.sequence_number
+        ))
+    };
+    let (rec, key) = live_record(table, id, &invalid)?;
+    check_expiry(&rec, now_ms, &invalid)?;
+    delegation_password(&key.secret, id)
+}
+
+/// The record of `id`'s token and its master key, if it was issued as `id` says.
+fn live_record<T: TokenTableView + ?Sized>(
+    table: &T,
+    id: &DelegationTokenIdentifier,
+    invalid: &dyn Fn(String) -> FsError,
+) -> Result<(TokenRecord, DelegationKey), FsError> {
     let Some(rec) = table.record(id.sequence_number)? else {
         return Err(invalid("can't be found in cache".into()));
     };
@@ -142,16 +175,17 @@ pub fn verify<T: TokenTableView + ?Sized>(
     let Some(key) = key else {
         return Err(invalid(format!("has an unknown master key {}", id.key_id)));
     };
-    if !delegation_password_matches(&key.secret, id, &token.password)? {
-        return Err(invalid("has a password that does not match".into()));
-    }
+    Ok((rec, key))
+}
+
+fn check_expiry(rec: &TokenRecord, now_ms: i64, invalid: &dyn Fn(String) -> FsError) -> Result<(), FsError> {
     if rec.expiry_ms < now_ms {
         return Err(invalid(format!(
             "is expired, current time: {now_ms} expected renewal time: {}",
             rec.expiry_ms
         )));
     }
-    Ok(rec.identifier)
+    Ok(())
 }
 
 /// Renew `token` for its renewer: its new expiry and the change.

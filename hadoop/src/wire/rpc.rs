@@ -33,6 +33,7 @@ pub const FATAL_UNAUTHORIZED: i32 = 15;
 /// `SaslState`.
 pub const SASL_SUCCESS: i32 = 0;
 pub const SASL_NEGOTIATE: i32 = 1;
+pub const SASL_INITIATE: i32 = 2;
 
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct RpcRequestHeader {
@@ -98,6 +99,9 @@ pub struct SaslAuth {
     pub protocol: Option<String>,
     #[prost(string, optional, tag = "4")]
     pub server_id: Option<String>,
+    /// The server's first challenge for this mechanism (in NEGOTIATE).
+    #[prost(bytes = "vec", optional, tag = "5")]
+    pub challenge: Option<Vec<u8>>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]

@@ -108,6 +108,16 @@ pub fn verify<V: ReadView + ?Sized>(
     token_table::verify(&NamespaceTokens(view), token, now_ms)
 }
 
+/// The password of live token `id` (for Hadoop's SASL DIGEST-MD5, where
+/// the client proves it holds it), refused as [`verify`] refuses.
+pub fn password<V: ReadView + ?Sized>(
+    view: &V,
+    id: &DelegationTokenIdentifier,
+    now_ms: i64,
+) -> Result<Vec<u8>, FsError> {
+    token_table::password(&NamespaceTokens(view), id, now_ms)
+}
+
 /// The mutation that makes `change`.
 fn mutation(change: TokenChange) -> Mutation {
     match change {

@@ -21,7 +21,7 @@
 
 use std::sync::Arc;
 
-use raftfs_hadoop::namespace::{AdminFuture, CallFuture, EndpointsFuture, SyncFuture};
+use raftfs_hadoop::namespace::{AdminFuture, CallFuture, EndpointsFuture, PasswordFuture, SyncFuture};
 use raftfs_hadoop::{Answered, DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 use raftfs_proto::{AdminOp, CallCtx, FsError, Op};
 
@@ -113,6 +113,10 @@ impl HadoopNamespace for MemberHadoopNamespace {
 
     fn server_defaults(&self) -> ServerDefaults {
         ServerDefaults::default()
+    }
+
+    fn token_password<'a>(&'a self, id: &'a raftfs_proto::DelegationTokenIdentifier) -> PasswordFuture<'a> {
+        Box::pin(std::future::ready(self.member.delegation_token_password(id)))
     }
 
     fn datanode_endpoints<'a>(&'a self, uuids: Vec<String>) -> EndpointsFuture<'a> {

@@ -471,14 +471,27 @@ impl Member {
         &self,
         token: &raftfs_proto::DelegationToken,
     ) -> Result<raftfs_proto::DelegationTokenIdentifier, FsError> {
-        // A follower may not have applied the entry that issued the token
-        // yet (its client fetched it from the leader a moment ago): a token
-        // it does not know answers `Unavailable`, which the client retries;
-        // the leader's answer is final.
         let view = self.shared.store.view();
         let r = namespace::delegation::verify(&*view, token, self.shared.log_clock.estimate());
+        self.unless_not_applied(r, token.identifier.sequence_number)
+    }
+
+    /// The password of live delegation token `id` of this nameservice (a
+    /// Hadoop client proves it holds it, SASL DIGEST-MD5), else why not.
+    pub fn delegation_token_password(&self, id: &raftfs_proto::DelegationTokenIdentifier) -> Result<Vec<u8>, FsError> {
+        let view = self.shared.store.view();
+        let r = namespace::delegation::password(&*view, id, self.shared.log_clock.estimate());
+        self.unless_not_applied(r, id.sequence_number)
+    }
+
+    /// `r`, a refusal of token `seq`, unless this follower has not applied
+    /// the token: a follower may not have applied the entry that issued it
+    /// yet (its client fetched it from the leader a moment ago), so a token
+    /// it does not know answers `Unavailable`, which the client retries;
+    /// the leader's answer is final.
+    fn unless_not_applied<T>(&self, r: Result<T, FsError>, seq: u64) -> Result<T, FsError> {
         if r.is_err() && !self.data.is_leader() {
-            let seq = token.identifier.sequence_number;
+            let view = self.shared.store.view();
             if namespace::delegation::token_record(&*view, seq)?.is_none() {
                 return Err(FsError::Unavailable(format!(
                     "member {} has not applied delegation token {seq} (if it exists): ask the leader",

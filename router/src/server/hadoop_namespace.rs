@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use parking_lot::Mutex;
-use raftfs_hadoop::namespace::{AdminFuture, CallFuture, EndpointsFuture, SyncFuture};
+use raftfs_hadoop::namespace::{AdminFuture, CallFuture, EndpointsFuture, PasswordFuture, SyncFuture};
 use raftfs_hadoop::{Answered, DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 use raftfs_proto::{pb, AdminOp, AdminResult, CallCtx, DatanodeInfo, FsError, FsStats, SafeModeAction, SafeModeStatus};
 
@@ -360,6 +360,11 @@ impl HadoopNamespace for RouterHadoopNamespace {
 
     fn server_defaults(&self) -> ServerDefaults {
         ServerDefaults::default()
+    }
+
+    fn token_password<'a>(&'a self, id: &'a raftfs_proto::DelegationTokenIdentifier) -> PasswordFuture<'a> {
+        // The routers' own tokens: a nameservice's would not route.
+        Box::pin(self.node.router_token_password(id))
     }
 
     fn datanode_endpoints<'a>(&'a self, uuids: Vec<String>) -> EndpointsFuture<'a> {

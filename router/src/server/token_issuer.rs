@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use openraft::async_runtime::WatchReceiver;
 use openraft::ServerState;
-use raftfs_federation::router_tokens::{TokenAnswer, TokenCommand, ROUTER_TOKEN_SERVICE};
+use raftfs_federation::router_tokens::{RouterTokens, TokenAnswer, TokenCommand, ROUTER_TOKEN_SERVICE};
 use raftfs_proto::limits::MAX_PRINCIPAL_LEN_BYTES;
 use raftfs_proto::{codec, pb, DelegationKey, DelegationToken, DelegationTokenIdentifier, FsError, Op, OpResult};
 use raftfs_trust::delegation::new_delegation_secret;
@@ -185,9 +185,22 @@ impl RouterNode {
     /// The identifier of `token` (the routers' own), if it is live; a
     /// router that has not applied it yet waits up to [`TOKEN_APPLY_WAIT_MS`].
     pub async fn verify_router_token(&self, token: &DelegationToken) -> Result<DelegationTokenIdentifier, FsError> {
+        self.when_applied(|t| t.verify(token, now_ms())).await
+    }
+
+    /// The password of live routers' token `id` (a Hadoop client proves it
+    /// holds it, SASL DIGEST-MD5), waiting as [`Self::verify_router_token`] does.
+    pub async fn router_token_password(&self, id: &DelegationTokenIdentifier) -> Result<Vec<u8>, FsError> {
+        self.when_applied(|t| t.password(id, now_ms())).await
+    }
+
+    /// `check` against the routers' tokens; a token not found is looked
+    /// for again (off the leader, for [`TOKEN_APPLY_WAIT_MS`]) in case this
+    /// router has not applied its issue yet.
+    async fn when_applied<T>(&self, check: impl Fn(&RouterTokens) -> Result<T, FsError>) -> Result<T, FsError> {
         let deadline = Instant::now() + Duration::from_millis(TOKEN_APPLY_WAIT_MS);
         loop {
-            match self.view().with_tokens(|t| t.verify(token, now_ms())) {
+            match self.view().with_tokens(&check) {
                 Err(FsError::AccessControl(m))
                     if m.contains("can't be found") && !self.leads() && Instant::now() < deadline =>
                 {
