@@ -90,7 +90,7 @@ async fn run_inner(a: FetchdtArgs) -> anyhow::Result<()> {
         println!("Fetched token for {} into {}", t.service, a.file.display());
         if let (Some(path), Some(ns)) = (&a.hadoop_token_file, &a.hadoop_nameservice) {
             let bytes = raftfs_hadoop::delegation_token::token_file(&t, ns)?;
-            write_private(path, &bytes)?;
+            raftfs_client::write_credential_file(path, &bytes)?;
             println!(
                 "Wrote it for Hadoop clients of hdfs://{ns} (service {}) into {}",
                 raftfs_hadoop::delegation_token::token_service(ns),
@@ -99,22 +99,6 @@ async fn run_inner(a: FetchdtArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Write `bytes` to a new file at `path` readable by its owner only.
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| anyhow::anyhow!("write {}: {e}", path.display()))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| anyhow::anyhow!("write {}: {e}", path.display()))
 }
 
 /// The error with the HDFS exception name a user would search for.

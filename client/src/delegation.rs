@@ -47,6 +47,12 @@ pub fn read_token_file(path: &Path) -> Result<DelegationToken, FsError> {
 
 /// Write `token` to `path` (mode 0600: it is a credential).
 pub fn write_token_file(path: &Path, token: &DelegationToken) -> Result<(), FsError> {
+    write_credential_file(path, format!("{}\n", token.encode_url()?).as_bytes())
+}
+
+/// Write `bytes` to `path`, replacing it, readable by its owner only
+/// (mode 0600: a credential), and flushed to disk.
+pub fn write_credential_file(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let bad = |e: std::io::Error| FsError::InvalidArgument(format!("write {}: {e}", path.display()));
@@ -57,7 +63,7 @@ pub fn write_token_file(path: &Path, token: &DelegationToken) -> Result<(), FsEr
         .mode(0o600)
         .open(path)
         .map_err(bad)?;
-    writeln!(f, "{}", token.encode_url()?).map_err(bad)
+    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(bad)
 }
 
 impl DelegationTokenSource {

@@ -27,7 +27,9 @@ mod tls;
 pub mod uri;
 
 pub use data::{FileChecksum, FileReader, FileWriter};
-pub use delegation::{read_token_file, write_token_file, DelegationTokenSource, DELEGATION_TOKEN_ENV};
+pub use delegation::{
+    read_token_file, write_credential_file, write_token_file, DelegationTokenSource, DELEGATION_TOKEN_ENV,
+};
 pub use federation_watch::FederationWatch;
 pub use fs::FileSystem;
 pub use identity::Identity;
