@@ -63,6 +63,8 @@ pub const MAX_IPC_CONNECTIONS: usize = 4096;
 pub const MAX_CALLS_IN_FLIGHT_PER_CONNECTION: usize = 256;
 /// Answers of one connection waiting to be written.
 pub const MAX_QUEUED_ANSWERS_PER_CONNECTION: usize = 256;
+/// Answers waiting are gathered into one write up to this many bytes.
+pub const MAX_WRITE_BATCH_BYTES: usize = 256 * 1024;
 /// The preamble and connection context must arrive within this.
 pub const HANDSHAKE_TIMEOUT_MS: u64 = 10_000;
 /// A connection that sends nothing (not even a ping, which Hadoop's
@@ -285,10 +287,23 @@ async fn connection(
     let mut reader = BufReader::new(read_half);
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(MAX_QUEUED_ANSWERS_PER_CONNECTION);
     let writer = tokio::spawn(async move {
+        // Answers that finished while the last write was under way go out
+        // in one write (one syscall for many small answers, as HTTP/2
+        // batches the SDK's).
+        let mut batch = Vec::new();
         while let Some(f) = rx.recv().await {
-            if write_half.write_all(&f).await.is_err() {
+            batch.extend_from_slice(&f);
+            while batch.len() < MAX_WRITE_BATCH_BYTES {
+                match rx.try_recv() {
+                    Ok(f) => batch.extend_from_slice(&f),
+                    Err(_) => break,
+                }
+            }
+            if write_half.write_all(&batch).await.is_err() {
                 return;
             }
+            batch.clear();
+            batch.shrink_to(MAX_WRITE_BATCH_BYTES);
         }
         let _ = write_half.shutdown().await;
     });
