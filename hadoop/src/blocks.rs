@@ -6,14 +6,10 @@
 //! `ipcPort` carries the DataNode's raftfs data transfer port, which the
 //! head of a Hadoop client's write pipeline forwards to.
 
-use std::collections::HashMap;
-
 use raftfs_proto::{codec, BlockToken, DatanodeId, FsError, LocatedBlock, LocatedBlocks};
 
-use crate::namespace::{DatanodeEndpoints, HadoopNamespace};
-
-/// DataNode uuid to where it serves Hadoop's data transfer.
-pub type Endpoints = HashMap<String, DatanodeEndpoints>;
+use crate::namespace::{DatanodeEndpoints, Endpoints, HadoopNamespace};
+use crate::wire::hdfs::{self, Token, ADMIN_NORMAL, STORAGE_DISK};
 
 /// The endpoints of every DataNode `blocks` name.
 pub async fn endpoints_of<'a>(
@@ -31,7 +27,6 @@ pub async fn endpoints_of<'a>(
     }
     ns.datanode_endpoints(uuids).await
 }
-use crate::wire::hdfs::{self, Token, ADMIN_NORMAL, STORAGE_DISK};
 
 /// The token kind HDFS gives block access tokens.
 pub const BLOCK_TOKEN_KIND: &str = "HDFS_BLOCK_TOKEN";

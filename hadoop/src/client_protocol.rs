@@ -20,7 +20,7 @@ use crate::ids;
 use crate::method_kinds::{
     is_acl_method, is_client_protocol_method, is_snapshot_method, is_unsupported_feature_method,
 };
-use crate::namespace::{Answered, HaState, HadoopNamespace, IpcCaller};
+use crate::namespace::{Answered, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 use crate::remote_error::RemoteError;
 use crate::status;
 use crate::wire::hdfs::{self, FsServerDefaults, CHECKSUM_CRC32C, HA_ACTIVE, HA_OBSERVER, HA_STANDBY};
@@ -138,7 +138,7 @@ pub async fn answer(
     let reply = match method {
         "getServerDefaults" => {
             decode::<GetServerDefaultsRequest>(request)?;
-            let d = ns.server_defaults();
+            let d = ServerDefaults::default();
             GetServerDefaultsResponse {
                 server_defaults: FsServerDefaults {
                     block_size: d.block_size_bytes,

@@ -36,6 +36,6 @@ pub mod server;
 pub mod status;
 pub mod wire;
 
-pub use namespace::{Answered, DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+pub use namespace::{Answered, DatanodeEndpoints, Endpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
 pub use remote_error::RemoteError;
 pub use server::{serve, MAX_IPC_FRAME_BYTES};

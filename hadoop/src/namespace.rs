@@ -22,8 +22,10 @@ pub struct Answered {
 pub type CallFuture<'a> = Pin<Box<dyn Future<Output = Result<Answered, FsError>> + Send + 'a>>;
 /// [`HadoopNamespace::token_password`]'s future.
 pub type PasswordFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<u8>, FsError>> + Send + 'a>>;
-/// [`HadoopNamespace::datanode_endpoints`]' future: uuid to endpoints.
-pub type EndpointsFuture<'a> = Pin<Box<dyn Future<Output = HashMap<String, DatanodeEndpoints>> + Send + 'a>>;
+/// DataNode uuid to where it serves Hadoop's data transfer.
+pub type Endpoints = HashMap<String, DatanodeEndpoints>;
+/// [`HadoopNamespace::datanode_endpoints`]' future.
+pub type EndpointsFuture<'a> = Pin<Box<dyn Future<Output = Endpoints> + Send + 'a>>;
 /// [`HadoopNamespace::sync_state`]'s future.
 pub type SyncFuture<'a> = Pin<Box<dyn Future<Output = Result<(), FsError>> + Send + 'a>>;
 /// An administrative call's future.
@@ -62,7 +64,8 @@ pub struct DatanodeEndpoints {
     pub storage_id: String,
 }
 
-/// What `getServerDefaults` answers.
+/// What `getServerDefaults` answers (the same from every namespace:
+/// raftfs's defaults).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerDefaults {
     pub block_size_bytes: u64,
@@ -117,9 +120,6 @@ pub trait HadoopNamespace: Send + Sync + 'static {
 
     /// Whether this member serves calls now.
     fn ha_state(&self) -> HaState;
-
-    /// The defaults a client creates files with.
-    fn server_defaults(&self) -> ServerDefaults;
 
     /// The password of the live delegation token `id` names, for a client
     /// that proves it holds it (SASL TOKEN, under `--auth strong`); why

@@ -55,6 +55,11 @@ fn message(state: i32, token: Option<Vec<u8>>, auths: Vec<SaslAuth>) -> RpcSasl 
 }
 
 impl SaslExchange {
+    /// Whether the exchange is over (no more SASL messages are taken).
+    pub fn is_done(&self) -> bool {
+        matches!(self, SaslExchange::Done { .. })
+    }
+
     /// Take the client's message `m`; the answer and the next state, or why
     /// the connection is refused.
     pub async fn step(&self, m: &RpcSasl, ns: &dyn HadoopNamespace) -> Result<SaslStep, String> {

@@ -391,7 +391,7 @@ async fn calls(
             return Ok(());
         }
         match call_id {
-            SASL_CALL_ID if matches!(exchange, Some(ref x) if !matches!(x, SaslExchange::Done { .. })) => {
+            SASL_CALL_ID if exchange.as_ref().is_some_and(|x| !x.is_done()) => {
                 let piece = delimited(&mut rest)
                     .map_err(|e| Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e))?;
                 let m = RpcSasl::decode(piece).map_err(|e| {

@@ -73,6 +73,10 @@ pub(super) struct Dev {
 
 impl Dev {
     fn start(nameservices: u32) -> Dev {
+        assert!(
+            std::path::Path::new(PYTHON).exists(),
+            "{PYTHON} is missing: run scripts/setup.sh (scripts/test.sh does)"
+        );
         let dir = tempfile::tempdir().unwrap();
         let base = common::reserve_ports(520);
         let mut process = StopOnDrop(
@@ -300,10 +304,6 @@ fn script_args(
 
 #[test]
 fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
-    assert!(
-        std::path::Path::new(PYTHON).exists(),
-        "{PYTHON} is missing: run scripts/setup.sh (scripts/test.sh does)"
-    );
     let dev = Dev::start(1);
     let members = dev.fs("ns1");
     let (ca, conf) = (&dev.ca, &dev.conf);

@@ -31,10 +31,6 @@ const ROUTERS_URL: &str = "hdfs://ns-fed";
 
 #[test]
 fn hdfs_native_works_through_a_router_over_hadoop_rpc() {
-    assert!(
-        std::path::Path::new(PYTHON).exists(),
-        "{PYTHON} is missing: run scripts/setup.sh (scripts/test.sh does)"
-    );
     let dev = Dev::start(2);
     let routers = dev.fs("routers");
     let router = dev.router_rpc.clone();

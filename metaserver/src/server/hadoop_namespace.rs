@@ -22,7 +22,7 @@
 use std::sync::Arc;
 
 use raftfs_hadoop::namespace::{AdminFuture, CallFuture, EndpointsFuture, PasswordFuture, SyncFuture};
-use raftfs_hadoop::{Answered, DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+use raftfs_hadoop::{Answered, DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller};
 use raftfs_proto::{AdminOp, CallCtx, FsError, Op};
 
 use super::audit::AuthMethod;
@@ -109,10 +109,6 @@ impl HadoopNamespace for MemberHadoopNamespace {
             Ok(()) => HaState::Active,
             Err(_) => HaState::Observer,
         }
-    }
-
-    fn server_defaults(&self) -> ServerDefaults {
-        ServerDefaults::default()
     }
 
     fn token_password<'a>(&'a self, id: &'a raftfs_proto::DelegationTokenIdentifier) -> PasswordFuture<'a> {

@@ -37,27 +37,24 @@
 //! with a retryable `SafeModeException`, so Hadoop's failover proxy moves
 //! on to another router.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::future::join_all;
 use parking_lot::Mutex;
 use raftfs_hadoop::namespace::{AdminFuture, CallFuture, EndpointsFuture, PasswordFuture, SyncFuture};
-use raftfs_hadoop::{Answered, DatanodeEndpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+use raftfs_hadoop::{Answered, DatanodeEndpoints, Endpoints, HaState, HadoopNamespace, IpcCaller};
 use raftfs_proto::{pb, AdminOp, AdminResult, CallCtx, DatanodeInfo, FsError, FsStats, SafeModeAction, SafeModeStatus};
 
-use super::nameservice_pages::NAMESERVICE_REPORT_TIMEOUT_MS;
+use super::nameservice_pages::ask_every_nameservice;
 use super::node::RouterNode;
-use crate::federation::NameserviceRecord;
 
 /// How long the DataNodes' Hadoop endpoints are used before they are asked for again.
 pub const DATANODE_ENDPOINTS_TTL_MS: u64 = 3_000;
 /// Least time between two askings caused by a DataNode not known yet.
 pub const DATANODE_ENDPOINTS_RETRY_MS: u64 = 200;
 
-/// DataNode uuid to where it serves Hadoop's data transfer.
-type EndpointMap = Arc<HashMap<String, DatanodeEndpoints>>;
+/// The endpoints learned, shared by the callers that use them.
+type EndpointMap = Arc<Endpoints>;
 
 pub struct RouterHadoopNamespace {
     node: Arc<RouterNode>,
@@ -96,43 +93,10 @@ impl RouterHadoopNamespace {
         }
     }
 
-    /// Ask every registered nameservice's leader `op` at once, as `ctx`
-    /// (the caller's, or `None`: this router's own call); each answer
-    /// bounded by [`NAMESERVICE_REPORT_TIMEOUT_MS`].
-    async fn ask_each(
-        &self,
-        ctx: Option<&pb::CallContext>,
-        op: &AdminOp,
-    ) -> Vec<(NameserviceRecord, Result<AdminResult, FsError>)> {
-        let fed = self.node.calls.table().current();
-        let records: Vec<NameserviceRecord> = fed.nameservices().cloned().collect();
-        let wait = Duration::from_millis(NAMESERVICE_REPORT_TIMEOUT_MS);
-        let calls = &self.node.calls;
-        let answers = join_all(records.iter().map(|r| {
-            let fed = &fed;
-            async move {
-                let asked = async {
-                    match ctx {
-                        Some(ctx) => calls.nameservices().admin(r, ctx, op).await,
-                        None => calls.own_admin(fed, &r.name, op).await,
-                    }
-                };
-                tokio::time::timeout(wait, asked).await.unwrap_or_else(|_| {
-                    Err(FsError::Timeout(format!(
-                        "nameservice {} did not answer within {NAMESERVICE_REPORT_TIMEOUT_MS} ms",
-                        r.name
-                    )))
-                })
-            }
-        }))
-        .await;
-        records.into_iter().zip(answers).collect()
-    }
-
     /// The DataNodes' Hadoop endpoints as the nameservices report them.
     async fn ask_endpoints(&self) -> EndpointMap {
-        let mut found = HashMap::new();
-        for (_, answer) in self.ask_each(None, &AdminOp::DatanodeReport).await {
+        let mut found = Endpoints::new();
+        for (_, answer) in ask_every_nameservice(&self.node, None, AdminOp::DatanodeReport).await.1 {
             let Ok(AdminResult::Datanodes(nodes)) = answer else {
                 continue;
             };
@@ -182,7 +146,10 @@ impl RouterHadoopNamespace {
     async fn datanode_report(&self, ctx: &pb::CallContext) -> Result<AdminResult, FsError> {
         let mut merged: Vec<DatanodeInfo> = Vec::new();
         let mut refused = None;
-        for (_, answer) in self.ask_each(Some(ctx), &AdminOp::DatanodeReport).await {
+        for (_, answer) in ask_every_nameservice(&self.node, Some(ctx), AdminOp::DatanodeReport)
+            .await
+            .1
+        {
             let nodes = match answer {
                 Ok(AdminResult::Datanodes(nodes)) => nodes,
                 Ok(other) => return Err(FsError::Internal(format!("a DataNode report answered {other:?}"))),
@@ -218,7 +185,7 @@ impl RouterHadoopNamespace {
         let mut total = FsStats::default();
         let mut answered = 0;
         let mut last_err = None;
-        for (_, answer) in self.ask_each(Some(ctx), &AdminOp::FsStats).await {
+        for (_, answer) in ask_every_nameservice(&self.node, Some(ctx), AdminOp::FsStats).await.1 {
             match answer {
                 Ok(AdminResult::FsStats(s)) => {
                     answered += 1;
@@ -251,7 +218,10 @@ impl RouterHadoopNamespace {
             message: String::new(),
         };
         let mut why: Vec<String> = self.node.safe_mode().into_iter().collect();
-        for (r, answer) in self.ask_each(Some(ctx), &AdminOp::SafeMode(SafeModeAction::Get)).await {
+        for (r, answer) in ask_every_nameservice(&self.node, Some(ctx), AdminOp::SafeMode(SafeModeAction::Get))
+            .await
+            .1
+        {
             match answer? {
                 AdminResult::SafeMode(s) => {
                     status.safe_blocks += s.safe_blocks;
@@ -356,10 +326,6 @@ impl HadoopNamespace for RouterHadoopNamespace {
             None => HaState::Active,
             Some(_) => HaState::Standby,
         }
-    }
-
-    fn server_defaults(&self) -> ServerDefaults {
-        ServerDefaults::default()
     }
 
     fn token_password<'a>(&'a self, id: &'a raftfs_proto::DelegationTokenIdentifier) -> PasswordFuture<'a> {

@@ -28,7 +28,7 @@ use axum::{Extension, Router};
 use futures::future::join_all;
 use maud::{html, Markup};
 use raftfs_proto::admin::{OpenFileEntry, MAX_OPEN_FILES_LISTED};
-use raftfs_proto::{AdminOp, AdminResult, FsError};
+use raftfs_proto::{pb, AdminOp, AdminResult, FsError};
 use raftfs_web::status::units::{age, bytes};
 use raftfs_web::status::{datanode_counts, datanode_table, StatusShell};
 use raftfs_web::{axum, HttpCaller};
@@ -52,18 +52,31 @@ pub fn nameservice_routes(node: Arc<RouterNode>, shell: StatusShell) -> Router {
 }
 
 /// Each nameservice with its answer, or why there is none.
-type Answers = Vec<(NameserviceRecord, Result<AdminResult, FsError>)>;
+pub(super) type Answers = Vec<(NameserviceRecord, Result<AdminResult, FsError>)>;
 
-/// Ask every registered nameservice's leader `op`, at once: the answers
-/// in the federation's order, and the federation they were asked by.
-async fn ask_every_nameservice(node: &RouterNode, op: AdminOp) -> (Arc<Federation>, Answers) {
+/// Ask every registered nameservice's leader `op`, at once, as `caller`
+/// (the caller's context, which each nameservice checks; `None`: this
+/// router's own call, as the superuser), each within
+/// [`NAMESERVICE_REPORT_TIMEOUT_MS`]: the answers in the federation's
+/// order, and the federation they were asked by.
+pub(super) async fn ask_every_nameservice(
+    node: &RouterNode,
+    caller: Option<&pb::CallContext>,
+    op: AdminOp,
+) -> (Arc<Federation>, Answers) {
     let fed = node.calls.table().current();
     let records: Vec<NameserviceRecord> = fed.nameservices().cloned().collect();
     let wait = Duration::from_millis(NAMESERVICE_REPORT_TIMEOUT_MS);
     let answers = join_all(records.iter().map(|r| {
         let (fed, op) = (&fed, &op);
         async move {
-            match tokio::time::timeout(wait, node.calls.own_admin(fed, &r.name, op)).await {
+            let asked = async {
+                match caller {
+                    Some(ctx) => node.calls.nameservices().admin(r, ctx, op).await,
+                    None => node.calls.own_admin(fed, &r.name, op).await,
+                }
+            };
+            match tokio::time::timeout(wait, asked).await {
                 Ok(answer) => answer,
                 Err(_) => Err(FsError::Timeout(format!(
                     "nameservice {} did not answer within {NAMESERVICE_REPORT_TIMEOUT_MS} ms",
@@ -91,7 +104,7 @@ async fn datanodes(State(p): State<Arc<NameservicePages>>, Extension(caller): Ex
     if let Some(r) = p.shell.refuse_uninstrumented(&caller, p.node.client_auth, TAB) {
         return r;
     }
-    let (_, answers) = ask_every_nameservice(&p.node, AdminOp::DatanodeReport).await;
+    let (_, answers) = ask_every_nameservice(&p.node, None, AdminOp::DatanodeReport).await;
     let body = html! {
         @for (r, answer) in &answers {
             @match answer {
@@ -131,7 +144,7 @@ async fn open_files(State(p): State<Arc<NameservicePages>>, Extension(caller): E
     if let Some(r) = p.shell.refuse_uninstrumented(&caller, p.node.client_auth, TAB) {
         return r;
     }
-    let (fed, answers) = ask_every_nameservice(&p.node, AdminOp::ListOpenFiles { path: "/".into() }).await;
+    let (fed, answers) = ask_every_nameservice(&p.node, None, AdminOp::ListOpenFiles { path: "/".into() }).await;
     let body = html! {
         @for (r, answer) in &answers {
             @match answer {
