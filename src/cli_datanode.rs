@@ -77,10 +77,11 @@ pub struct DatanodeArgs {
     /// --insecure (HDFS's dfs.datanode.http.address). Default: none.
     #[arg(long = "http-addr")]
     pub http_addr: Option<SocketAddr>,
-    /// Serve Hadoop's DataTransferProtocol (version 28: reads) here, so
-    /// Hadoop clients read blocks as from an HDFS DataNode (HDFS's
-    /// dfs.datanode.address); the address is registered with every
-    /// nameservice. Plaintext TCP, as Hadoop's data transfer is; block
+    /// Serve Hadoop's DataTransferProtocol (version 28: READ_BLOCK,
+    /// WRITE_BLOCK with pipelines and their recovery, BLOCK_CHECKSUM,
+    /// TRANSFER_BLOCK) here, so Hadoop clients read and write blocks as
+    /// with an HDFS DataNode (HDFS's dfs.datanode.address); the address is
+    /// registered with every nameservice. Plaintext TCP, as Hadoop's data transfer is; block
     /// access tokens are checked. Default: not served.
     #[arg(long = "hadoop-xfer-addr")]
     pub hadoop_xfer_addr: Option<SocketAddr>,

@@ -27,6 +27,9 @@
 //! certificate in its directory's `tls/`, each DataNode's (`dn<j>`) in
 //! `DIR/dn<j>/tls`. All traffic is mutual TLS and clients are told to
 //! trust `DIR/ca/ca.crt`; `--insecure` runs everything in plaintext.
+//! `--auth strong` makes every process authenticate its callers (a user
+//! certificate, or a delegation token for Hadoop's clients): see
+//! `cli_dev_auth`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +41,7 @@ use clap::Args;
 
 use raftfs_metaserver::server::layout;
 
+use crate::cli_dev_auth::DevAuth;
 use crate::cli_dev_hadoop_conf::{HadoopNameservice, ROUTERS_NAMESERVICE};
 use crate::cli_dev_routers::{
     format_routers, router_addr, router_dir, router_log, router_pid_file, set_up_federation, MAX_DEV_ROUTERS,
@@ -115,6 +119,13 @@ pub struct DevArgs {
     /// all traffic is mutual TLS).
     #[arg(long)]
     pub insecure: bool,
+    /// How every process authenticates its callers: simple (the user name a
+    /// call carries is trusted, as HDFS's simple auth) or strong (a user
+    /// certificate, or a delegation token; the dev user's certificate goes
+    /// into DIR/users/<user>, and Hadoop clients get tokens in
+    /// DIR/hadoop-conf/tokens). Strong needs TLS.
+    #[arg(long, default_value = "simple")]
+    pub auth: DevAuth,
 }
 
 fn ca_dir(root: &Path) -> PathBuf {
@@ -303,6 +314,9 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     if a.exec != "leader" && a.exec != "apply" {
         bail!("--exec must be leader or apply, not {:?}", a.exec);
     }
+    if a.auth == DevAuth::Strong && a.insecure {
+        bail!("--auth strong needs TLS: it cannot run with --insecure");
+    }
     let last_port = (a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes + HTTP_PORT_OFFSET)
         .max(a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes + HADOOP_RPC_PORT_OFFSET);
     if last_port > u16::MAX as u64 {
@@ -367,6 +381,17 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     } else {
         Some(ensure_credentials(&a, &cluster_id, &all_members)?)
     };
+    // Under strong authentication raftfs dev calls as the dev user, with
+    // that user's certificate.
+    let credentials = match a.auth {
+        DevAuth::Strong => Some(crate::cli_dev_auth::ensure_user_credentials(
+            &a.dir,
+            &ca_dir(&a.dir),
+            &cluster_id,
+            &raftfs_client::Identity::resolve(None).user,
+        )?),
+        DevAuth::Simple => None,
+    };
     let exe = std::env::current_exe().context("find the raftfs binary")?;
     if a.routers > 0 {
         let ca = std::path::absolute(ca_dir(&a.dir))?;
@@ -390,6 +415,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             let mut args: Vec<String> = vec!["metaserver".into(), "--dir".into(), dir.display().to_string()];
             args.extend(["--id".into(), i.to_string(), "--store".into(), a.store.clone()]);
             args.extend(["--exec".into(), a.exec.clone()]);
+            args.extend(["--auth".into(), a.auth.as_arg().into()]);
             if a.insecure {
                 args.push("--insecure".into());
             }
@@ -419,6 +445,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(&data).with_context(|| format!("create {}", data.display()))?;
         let mut args: Vec<String> = vec!["datanode".into(), "--dir".into(), data.display().to_string()];
         args.extend(["--listen".into(), listen.clone()]);
+        args.extend(["--auth".into(), a.auth.as_arg().into()]);
         if a.insecure {
             args.push("--insecure".into());
         } else {
@@ -453,9 +480,10 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         );
         children.push(st);
     }
-    let tls = match &ca_cert {
-        Some(p) => raftfs_client::ClientTls::CaFile(p.clone()),
-        None => raftfs_client::ClientTls::Insecure,
+    let tls = match (&credentials, &ca_cert) {
+        (Some(dir), _) => raftfs_client::ClientTls::Credentials(dir.clone()),
+        (None, Some(p)) => raftfs_client::ClientTls::CaFile(p.clone()),
+        (None, None) => raftfs_client::ClientTls::Insecure,
     };
     for u in &uris {
         wait_ready(u, &tls).await?;
@@ -466,6 +494,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         for r in 1..=a.routers {
             let mut args: Vec<String> = vec!["router".into(), "run".into(), "--id".into(), r.to_string()];
             args.extend(["--dir".into(), router_dir(&a.dir, r).display().to_string()]);
+            args.extend(["--auth".into(), a.auth.as_arg().into()]);
             if a.insecure {
                 args.push("--insecure".into());
             }
@@ -514,10 +543,24 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         Some(p) => say!("  export {}={}", raftfs_client::CA_ENV, p.display()),
         None => say!("  export {}=1", raftfs_client::INSECURE_ENV),
     }
+    if let Some(dir) = &credentials {
+        say!(
+            "  export {}={}   (your certificate: every call must authenticate; others' with raftfs cert issue --role user --ca-dir {})",
+            raftfs_client::CREDENTIALS_ENV,
+            dir.display(),
+            std::path::absolute(ca_dir(&a.dir))?.display()
+        );
+    }
     let first_http = http_addr(all_members[0].values().next().expect("a nameservice has members"))?;
-    let curl = match &ca_cert {
-        Some(p) => format!("curl --cacert {} https://{first_http}", p.display()),
-        None => format!("curl http://{first_http}"),
+    let curl = match (&ca_cert, &credentials) {
+        (Some(p), Some(me)) => format!(
+            "curl --cacert {} --cert {} --key {} https://{first_http}",
+            p.display(),
+            me.join(raftfs_trust::NODE_CERT_FILE).display(),
+            me.join(raftfs_trust::NODE_KEY_FILE).display()
+        ),
+        (Some(p), None) => format!("curl --cacert {} https://{first_http}", p.display()),
+        (None, _) => format!("curl http://{first_http}"),
     };
     say!("Status pages (the NameNode UI: overview, DataNodes, open files, mount table, file browser): {scheme}://{first_http}/ in a browser");
     if let Some(p) = &ca_cert {
@@ -552,7 +595,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             members,
         }))
         .collect();
-    let hadoop_conf = crate::cli_dev_hadoop_conf::write(&a.dir, &hadoop_nameservices)?;
+    let hadoop_conf = crate::cli_dev_hadoop_conf::write(&a.dir, &hadoop_nameservices, a.auth == DevAuth::Strong)?;
     if a.routers > 0 {
         say!(
             "Hadoop clients (hadoop fs, hdfs-native): hdfs://{ROUTERS_NAMESERVICE}/ is every nameservice through \
@@ -565,8 +608,36 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         );
     }
     say!("  export HADOOP_CONF_DIR={}", hadoop_conf.display());
-    say!("WebHDFS (the leader of ns1 answers; the others say StandbyException): {curl}'/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs'");
-    say!("  reads and writes are redirected to a DataNode: curl -L ...'/webhdfs/v1/FILE?op=OPEN&user.name=hdfs'");
+    if a.auth == DevAuth::Strong {
+        // Hadoop's clients authenticate with delegation tokens: one for the
+        // routers' namespace and one for each nameservice.
+        let targets: Vec<(String, String)> = routers_uri
+            .iter()
+            .map(|u| (u.clone(), ROUTERS_NAMESERVICE.to_string()))
+            .chain((1..).zip(&uris).map(|(k, u)| (u.clone(), ns_name(k))))
+            .collect();
+        let (tokens, until) = crate::cli_dev_auth::write_hadoop_tokens(&hadoop_conf, &tls, &targets).await?;
+        say!(
+            "  export HADOOP_TOKEN_FILE_LOCATION={}   (delegation tokens of {}, valid until {} unless renewed)",
+            tokens.display(),
+            targets
+                .iter()
+                .map(|(_, fs)| format!("hdfs://{fs}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            chrono::DateTime::from_timestamp_millis(until)
+                .map(|d| d.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+                .unwrap_or_else(|| until.to_string())
+        );
+    }
+    if credentials.is_some() {
+        say!("WebHDFS takes a delegation token (the leader of ns1 answers; the others say StandbyException):");
+        say!("  raftfs fetchdt --fs {} /tmp/ns1.token", uris[0]);
+        say!("  {curl}\"/webhdfs/v1/?op=LISTSTATUS&delegation=$(cat /tmp/ns1.token)\"");
+    } else {
+        say!("WebHDFS (the leader of ns1 answers; the others say StandbyException): {curl}'/webhdfs/v1/?op=LISTSTATUS&user.name=hdfs'");
+        say!("  reads and writes are redirected to a DataNode: curl -L ...'/webhdfs/v1/FILE?op=OPEN&user.name=hdfs'");
+    }
     if a.detach {
         return Ok(());
     }

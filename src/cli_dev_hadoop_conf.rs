@@ -43,12 +43,19 @@ fn configuration(body: &str) -> String {
 }
 
 /// Write `DIR/hadoop-conf/{core,hdfs}-site.xml`; returns the directory.
-pub fn write(dir: &Path, nameservices: &[HadoopNameservice<'_>]) -> anyhow::Result<PathBuf> {
+/// `token_auth`: the cluster authenticates every caller, and Hadoop's
+/// clients are to negotiate SASL (they authenticate with the delegation
+/// tokens `HADOOP_TOKEN_FILE_LOCATION` names): the configuration says
+/// `hadoop.security.authentication=kerberos`, as a secure HDFS's does.
+pub fn write(dir: &Path, nameservices: &[HadoopNameservice<'_>], token_auth: bool) -> anyhow::Result<PathBuf> {
     let conf = dir.join(HADOOP_CONF_DIR_NAME);
     std::fs::create_dir_all(&conf).with_context(|| format!("create {}", conf.display()))?;
     let first = nameservices.first().context("a cluster has a nameservice")?;
     let mut core = String::new();
     property(&mut core, "fs.defaultFS", &format!("hdfs://{}", first.name));
+    if token_auth {
+        property(&mut core, "hadoop.security.authentication", "kerberos");
+    }
     let mut hdfs = String::new();
     let names: Vec<&str> = nameservices.iter().map(|n| n.name.as_str()).collect();
     property(&mut hdfs, "dfs.nameservices", &names.join(","));

@@ -89,7 +89,7 @@ async fn run_inner(a: FetchdtArgs) -> anyhow::Result<()> {
         raftfs_client::write_token_file(&a.file, &t)?;
         println!("Fetched token for {} into {}", t.service, a.file.display());
         if let (Some(path), Some(ns)) = (&a.hadoop_token_file, &a.hadoop_nameservice) {
-            let bytes = raftfs_hadoop::delegation_token::token_file(&t, ns)?;
+            let bytes = raftfs_hadoop::delegation_token::token_file(&[(&t, ns)])?;
             raftfs_client::write_credential_file(path, &bytes)?;
             println!(
                 "Wrote it for Hadoop clients of hdfs://{ns} (service {}) into {}",

@@ -3,6 +3,7 @@
 mod cli_cert;
 mod cli_datanode;
 mod cli_dev;
+mod cli_dev_auth;
 mod cli_dev_hadoop_conf;
 mod cli_dev_routers;
 mod cli_dfsadmin;

@@ -167,18 +167,26 @@ pub fn decode_identifier(bytes: &[u8]) -> Result<DelegationTokenIdentifier, FsEr
 }
 
 /// A Hadoop token storage file (what `hdfs fetchdt` writes and Hadoop's
-/// clients read from `HADOOP_TOKEN_FILE_LOCATION`) holding `token` for
-/// the file system `hdfs://fs` (its service: [`token_service`]).
-pub fn token_file(token: &DelegationToken, fs: &str) -> Result<Vec<u8>, FsError> {
-    let service = token_service(fs);
+/// clients read from `HADOOP_TOKEN_FILE_LOCATION`) holding each token for
+/// its file system `hdfs://fs` (its service, [`token_service`], is also
+/// its alias: a client picks the token of the file system it reaches).
+/// Two tokens for one file system are refused (the alias would repeat).
+pub fn token_file(tokens: &[(&DelegationToken, &str)]) -> Result<Vec<u8>, FsError> {
+    let mut services = std::collections::BTreeSet::new();
     let mut out = TOKEN_STORAGE_MAGIC.to_vec();
     out.push(TOKEN_STORAGE_WRITABLE);
-    write_vlong(&mut out, 1); // tokens
-    write_text(&mut out, &service); // alias
-    write_bytes(&mut out, &encode_identifier(&token.identifier)?);
-    write_bytes(&mut out, &token.password);
-    write_text(&mut out, DELEGATION_TOKEN_KIND);
-    write_text(&mut out, &service);
+    write_vlong(&mut out, tokens.len() as i64);
+    for (token, fs) in tokens {
+        let service = token_service(fs);
+        if !services.insert(service.clone()) {
+            return Err(FsError::InvalidArgument(format!("two tokens for {service}")));
+        }
+        write_text(&mut out, &service); // alias
+        write_bytes(&mut out, &encode_identifier(&token.identifier)?);
+        write_bytes(&mut out, &token.password);
+        write_text(&mut out, DELEGATION_TOKEN_KIND);
+        write_text(&mut out, &service);
+    }
     write_vlong(&mut out, 0); // secret keys
     Ok(out)
 }
@@ -253,12 +261,19 @@ mod tests {
             service: "ns1".into(),
         };
         assert_eq!(token_service("127.0.0.1:8020"), "127.0.0.1:8020");
-        let f = token_file(&token, "ns-fed").unwrap();
+        let f = token_file(&[(&token, "ns-fed")]).unwrap();
         let ident = encode_identifier(&id()).unwrap();
         let mut want = b"HDTS\x00\x01\x0eha-hdfs:ns-fed".to_vec();
         want.push(ident.len() as u8);
         want.extend(&ident);
         want.extend(b"\x03\x01\x02\x03\x15HDFS_DELEGATION_TOKEN\x0eha-hdfs:ns-fed\x00");
         assert_eq!(f, want);
+        // Two file systems: two entries, each under its service.
+        let two = token_file(&[(&token, "ns-fed"), (&token, "127.0.0.1:8020")]).unwrap();
+        assert_eq!(&two[..6], b"HDTS\x00\x02");
+        let second = &two[want.len() - 1..two.len() - 1];
+        assert!(second.starts_with(b"\x0e127.0.0.1:8020"), "{second:?}");
+        assert!(second.ends_with(b"\x15HDFS_DELEGATION_TOKEN\x0e127.0.0.1:8020"));
+        assert!(token_file(&[(&token, "ns1"), (&token, "ns1")]).is_err());
     }
 }

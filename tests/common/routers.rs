@@ -151,10 +151,18 @@ impl Routers {
     }
 
     pub fn client(&self, i: usize) -> RouterAdminClient {
-        let dialer = raftfs_client::ClientTls::CaFile(self.cluster_ca.clone())
-            .dialer()
-            .expect("the cluster CA");
-        RouterAdminClient::new(vec![self.addrs[i - 1].clone()], dialer).expect("router client")
+        RouterAdminClient::new(vec![self.addrs[i - 1].clone()], self.admin_dialer()).expect("router client")
+    }
+
+    /// Dials as [`Routers::admin_credentials`] say (routers run `--auth
+    /// strong` answer only callers with a certificate), else with the CA only.
+    fn admin_dialer(&self) -> raftfs_trust::Dialer {
+        match &self.admin_credentials {
+            Some(dir) => raftfs_client::ClientTls::Credentials(dir.clone()),
+            None => raftfs_client::ClientTls::CaFile(self.cluster_ca.clone()),
+        }
+        .dialer()
+        .expect("the cluster CA or the admin's credentials")
     }
 
     /// Wait until every live router has applied `version`; how long it took.
@@ -179,13 +187,7 @@ impl Routers {
     }
 
     pub async fn version(&self) -> u64 {
-        let c = RouterAdminClient::new(
-            self.addrs.clone(),
-            raftfs_client::ClientTls::CaFile(self.cluster_ca.clone())
-                .dialer()
-                .unwrap(),
-        )
-        .unwrap();
+        let c = RouterAdminClient::new(self.addrs.clone(), self.admin_dialer()).unwrap();
         c.federation(0, 0).await.expect("the federation").federation.version()
     }
 

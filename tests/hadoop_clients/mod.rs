@@ -6,9 +6,12 @@
 //! writes (this file); the IPC server spoken byte by byte (`ipc`); the
 //! DataNodes' DataTransferProtocol and a DataNode dying under a write
 //! (`data_transfer`). Another, of two nameservices, serves the same
-//! through a router (`router`).
+//! through a router (`router`); one run with `--auth strong` serves
+//! Hadoop's clients with the delegation tokens dev fetched
+//! (`dev_strong_auth`).
 
 mod data_transfer;
+mod dev_strong_auth;
 mod ipc;
 mod router;
 mod token_auth;
@@ -69,10 +72,19 @@ pub(super) struct Dev {
     pub fs: std::collections::BTreeMap<String, String>,
     /// Router 1's Hadoop RPC address.
     pub router_rpc: String,
+    /// Under `--auth strong`: `RAFTFS_CREDENTIALS` (the dev user's
+    /// certificate) and `HADOOP_TOKEN_FILE_LOCATION`.
+    pub credentials: Option<String>,
+    pub hadoop_tokens: Option<String>,
 }
 
 impl Dev {
     fn start(nameservices: u32) -> Dev {
+        Dev::start_with(nameservices, DATANODES, &[])
+    }
+
+    /// `raftfs dev` with `nameservices`, one router, `datanodes` and `extra` arguments.
+    fn start_with(nameservices: u32, datanodes: usize, extra: &[&str]) -> Dev {
         assert!(
             std::path::Path::new(PYTHON).exists(),
             "{PYTHON} is missing: run scripts/setup.sh (scripts/test.sh does)"
@@ -83,8 +95,9 @@ impl Dev {
             Command::new(common::BIN)
                 .args(["dev", "--port-base", &base.to_string(), "--store", "rocksdb"])
                 .args(["--nameservices", &nameservices.to_string()])
-                .args(["--routers", "1", "--datanodes", &DATANODES.to_string()])
+                .args(["--routers", "1", "--datanodes", &datanodes.to_string()])
                 .args(["--metaserver-args", "--safemode-extension-ms 0"])
+                .args(extra)
                 .arg("--dir")
                 .arg(dir.path())
                 .stdout(Stdio::piped())
@@ -93,6 +106,9 @@ impl Dev {
                 .expect("start raftfs dev"),
         );
         let (mut ca, mut conf, mut router_rpc, mut fs) = (None, None, None, std::collections::BTreeMap::new());
+        let (mut credentials, mut hadoop_tokens) = (None, None);
+        // "export NAME=VALUE   (a comment)": the value.
+        let value = |v: &str| v.split_whitespace().next().unwrap_or_default().to_string();
         for line in BufReader::new(process.0.stdout.take().unwrap()).lines() {
             let line = line.unwrap();
             let line = line.trim();
@@ -101,6 +117,12 @@ impl Dev {
             }
             if let Some(v) = line.strip_prefix("export HADOOP_CONF_DIR=") {
                 conf = Some(v.to_string());
+            }
+            if let Some(v) = line.strip_prefix("export RAFTFS_CREDENTIALS=") {
+                credentials = Some(value(v));
+            }
+            if let Some(v) = line.strip_prefix("export HADOOP_TOKEN_FILE_LOCATION=") {
+                hadoop_tokens = Some(value(v));
             }
             if let Some((label, uri)) = line.split_once(": --fs ") {
                 let label = if label.starts_with("routers") { "routers" } else { label };
@@ -124,6 +146,8 @@ impl Dev {
             conf: conf.expect("HADOOP_CONF_DIR"),
             fs,
             router_rpc: router_rpc.expect("router 1's Hadoop RPC address"),
+            credentials,
+            hadoop_tokens,
         }
     }
 

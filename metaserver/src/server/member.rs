@@ -430,17 +430,29 @@ impl Member {
         client_host: &str,
     ) -> Result<OpResult, FsError> {
         check_ctx(&ctx)?;
-        let upto = match mode {
-            ReadMode::FollowerLinearizable => min_index.max(self.read_index_client.get().await?),
-            _ => min_index,
+        let applied_before = *self.shared.applied_index().borrow();
+        let read_index = match mode {
+            ReadMode::FollowerLinearizable => Some(self.read_index_client.get().await?),
+            _ => None,
         };
+        let upto = min_index.max(read_index.unwrap_or(0));
         self.wait_applied(upto).await?;
         let cfg = self
             .shared
             .config()
             .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
         self.reads_served.fetch_add(1, Ordering::Relaxed);
-        let r = namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)?;
+        let view = self.shared.store.view();
+        tracing::debug!(
+            target: "raftfs::reads",
+            call = ?op,
+            min_index,
+            ?read_index,
+            applied_before,
+            applied_at_read = *self.shared.applied_index().borrow(),
+            "follower read"
+        );
+        let r = namespace::read(&cfg, &*view, &ctx, &op)?;
         self.data.after_read(&ctx, &op, r, client_host)
     }
 
@@ -551,7 +563,8 @@ impl Member {
             }
             r
         } else {
-            self.leader_read_index.get().await?;
+            let read_index = self.leader_read_index.get().await?;
+            tracing::debug!(target: "raftfs::reads", call = ?op, read_index, "leader read");
             self.reads_served.fetch_add(1, Ordering::Relaxed);
             let cfg = self
                 .shared

@@ -50,13 +50,22 @@ impl IndexSource for LeaderReadIndex {
         let leadership = *linearizer.read_log_id().committed_leader_id();
         if let Some(applied) = linearizer.applied() {
             if *applied.committed_leader_id() == leadership {
-                return Ok((*self.applied.borrow()).max(applied.index()));
+                let store_applied = *self.applied.borrow();
+                tracing::debug!(
+                    target: "raftfs::reads",
+                    read_log_id = %linearizer.read_log_id(),
+                    raft_applied = %applied,
+                    store_applied,
+                    "read index: this leadership's entry is applied"
+                );
+                return Ok(store_applied.max(applied.index()));
             }
         }
         let state = linearizer
             .await_ready(&self.raft)
             .await
             .map_err(|f| FsError::Unavailable(format!("member stopped: {f}")))?;
+        tracing::debug!(target: "raftfs::reads", read_log_id = %state.read_log_id(), "read index: waited for it to be applied");
         Ok(state.read_log_id().index())
     }
 }
@@ -123,6 +132,8 @@ impl IndexSource for RemoteReadIndex {
             .read_index(pb::ReadIndexRequest {})
             .await
             .map_err(|s| FsError::Unavailable(format!("read index from leader {leader}: {}", s.message())))?;
-        codec::decode::<Result<u64, FsError>>(&reply.into_inner().result_bin, "read index")?
+        let index = codec::decode::<Result<u64, FsError>>(&reply.into_inner().result_bin, "read index")?;
+        tracing::debug!(target: "raftfs::reads", leader, addr, ?index, "read index from the leader");
+        index
     }
 }

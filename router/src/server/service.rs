@@ -2,7 +2,10 @@
 //! [`RouterError`] inside the reply; malformed payloads are refused with
 //! `InvalidArgument`. The caller's user is decided as the nameservices
 //! decide it (`--auth simple`: the name the call carries; `strong`: the
-//! user certificate's), never from anything else the call claims.
+//! user certificate's), never from anything else the call claims. Under
+//! `strong`, the routers' view (mount table, nameservices, status) is
+//! for callers with a certificate of this cluster only, as RBF's admin
+//! protocol answers authenticated users only.
 
 use std::sync::Arc;
 
@@ -14,7 +17,7 @@ use crate::admin::{ChangeRequest, FederationReply, FederationRequest, SafeModeAc
 use crate::error::RouterError;
 use crate::federation::FederationChange;
 use raftfs_federation::router_tokens::TokenAnswer;
-use raftfs_trust::PeerRole;
+use raftfs_trust::{ClientAuth, PeerIdentity, PeerRole};
 
 pub struct RouterAdminService {
     pub node: Arc<RouterNode>,
@@ -29,9 +32,29 @@ fn decode<T: serde::de::DeserializeOwned>(req: Request<pb::RouterMessage>, what:
     codec::decode(&req.into_inner().data_bin, what).map_err(|e| Status::invalid_argument(e.to_string()))
 }
 
+impl RouterAdminService {
+    /// Under strong authentication, refuse a caller without a certificate
+    /// of this cluster (a user's, or a node's: DataNodes and routers follow
+    /// the federation too).
+    fn require_certificate(&self, peer: Option<&PeerIdentity>) -> Result<(), RouterError> {
+        match (self.node.client_auth, peer) {
+            (ClientAuth::Strong, None) => Err(RouterError::Fs(FsError::AccessControl(
+                "this router requires strong authentication: present a user certificate \
+                 (`raftfs cert issue --role user --id NAME`, then RAFTFS_CREDENTIALS=DIR)"
+                    .into(),
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
 #[tonic::async_trait]
 impl pb::router_admin_server::RouterAdmin for RouterAdminService {
     async fn federation(&self, req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
+        let peer = self.node.security.server.peer(&req)?;
+        if let Err(e) = self.require_certificate(peer.as_ref()) {
+            return reply::<FederationReply>(Err(e));
+        }
         let r: FederationRequest = decode(req, "federation request")?;
         let federation = self.node.federation_after(r.since_version, r.wait_ms).await;
         reply(Ok(FederationReply {
@@ -63,7 +86,11 @@ impl pb::router_admin_server::RouterAdmin for RouterAdminService {
         reply(self.node.change(&user, r.change).await)
     }
 
-    async fn status(&self, _req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
+    async fn status(&self, req: Request<pb::RouterMessage>) -> Result<Response<pb::RouterMessage>, Status> {
+        let peer = self.node.security.server.peer(&req)?;
+        if let Err(e) = self.require_certificate(peer.as_ref()) {
+            return reply::<crate::admin::RouterStatus>(Err(e));
+        }
         reply(Ok(self.node.status()))
     }
 
