@@ -122,7 +122,7 @@ pub struct DevArgs {
     /// How every process authenticates its callers: simple (the user name a
     /// call carries is trusted, as HDFS's simple auth) or strong (a user
     /// certificate, or a delegation token; the dev user's certificate goes
-    /// into DIR/users/<user>, and Hadoop clients get tokens in
+    /// into DIR/users/USER, and Hadoop clients get tokens in
     /// DIR/hadoop-conf/tokens). Strong needs TLS.
     #[arg(long, default_value = "simple")]
     pub auth: DevAuth,

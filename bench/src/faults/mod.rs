@@ -17,7 +17,10 @@
 //! * no member exited by itself.
 //!
 //! A failing run keeps its directory (logs, data, `history.txt`) and prints
-//! the seed to replay it with.
+//! the seed to replay it with. The members log every read's read index and
+//! applied index (`raftfs::reads` at debug, unless `RUST_LOG` says
+//! otherwise) and their audit logs every call, so a faulted read can be
+//! traced to the member that served it and what it waited for.
 
 pub mod checker;
 pub mod nemesis;

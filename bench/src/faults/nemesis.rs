@@ -58,6 +58,9 @@ pub const FAULT_KINDS: [&str; 7] = [
     "client partition",
     "clock step",
 ];
+/// The members' log filter in a fault run: the default one, and every
+/// read's index (`raftfs::reads` at debug).
+pub const MEMBER_LOG_FILTER: &str = "info,openraft=warn,h2=warn,tower=warn,raftfs::reads=debug";
 /// Share of faults that come with a second one at the same time, percent.
 pub const OVERLAP_PERCENT: u32 = 40;
 
@@ -186,6 +189,12 @@ impl Nemesis {
                 raftfs_trust::clock::ENV_CLOCK_OFFSET_DIR.into(),
                 clocks.display().to_string(),
             ));
+            // Each read's index in the member's log (a kept run's logs then
+            // say, for a read the checker faults, which index it waited
+            // for and what the member had applied), unless the caller chose.
+            if std::env::var_os("RUST_LOG").is_none() {
+                m.env.push(("RUST_LOG".into(), MEMBER_LOG_FILTER.into()));
+            }
         }
         Ok(Nemesis {
             ns,
