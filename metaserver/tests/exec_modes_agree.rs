@@ -4,7 +4,8 @@
 //! run under `--exec apply` and `--exec leader`, on both stores; every
 //! answer must match, and at the end the two stores must hold the same
 //! records (inodes, entries, blocks, leases, retry table, counters).
-//! The seed is printed; `EXEC_MODES_SEED=N` replays one.
+//! The seed is printed; `EXEC_MODES_SEED=N` replays one. Seeds that once
+//! found a difference run every time ([`REGRESSION_SEEDS`]).
 
 use std::collections::HashMap;
 
@@ -18,6 +19,12 @@ use raftfs_metaserver::testkit::test_format_info;
 use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
 
 const SEQUENCES: u64 = 12;
+/// Sequences that found a difference once, each with what it was.
+const REGRESSION_SEEDS: [u64; 1] = [
+    // Step 459: a block recovery committed for a file a recursive delete
+    // had detached (`--exec leader` committed it; apply had deleted it).
+    3_192_753_945_835_928_264,
+];
 const OPS_PER_SEQUENCE: usize = 600;
 
 const NAMES: [&str; 4] = ["a", "b", "c", "d"];
@@ -240,9 +247,10 @@ fn learn(m: &mut Memory, op: &Op, r: &Result<OpResult, FsError>) {
     }
 }
 
+/// Run the [`SEQUENCES`] sequences from `base_seed`, then [`REGRESSION_SEEDS`].
 fn compare<S: Store>(store: impl Fn() -> (S, Option<tempfile::TempDir>), name: &str, base_seed: u64) {
-    for seq in 0..SEQUENCES {
-        let seed = base_seed.wrapping_add(seq);
+    let seeds = (0..SEQUENCES).map(|seq| base_seed.wrapping_add(seq));
+    for seed in seeds.chain(REGRESSION_SEEDS) {
         let (sa, _da) = store();
         let (sl, _dl) = store();
         let info = test_format_info("hdfs", 1_000_000);

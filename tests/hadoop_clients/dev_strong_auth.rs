@@ -47,14 +47,9 @@ fn hadoop_client(dev: &Dev, home: &str, tokens: bool) -> (bool, String) {
                 .expect("dev printed HADOOP_TOKEN_FILE_LOCATION"),
         );
     }
-    let out = cmd.output().expect("run hdfs-native");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, text) = super::outcome(&cmd.output().expect("run hdfs-native"));
     println!("hdfs-native (tokens: {tokens}): {text}");
-    (out.status.success(), text)
+    (ok, text)
 }
 
 /// `raftfs dfs --fs FS ARGS` with `env`: (success, stdout and stderr).
@@ -67,12 +62,7 @@ fn dfs(fs: &str, env: (&str, &str), args: &[&str]) -> (bool, String) {
         .args(args)
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    super::outcome(&out)
 }
 
 #[test]

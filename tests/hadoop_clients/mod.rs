@@ -42,6 +42,16 @@ pub(super) const DATANODES: usize = 4;
 /// Directories the observer-read client makes and reads back.
 pub(super) const OBSERVED_DIRS: usize = 20;
 
+/// Whether a finished process succeeded, and its stdout then stderr.
+pub(super) fn outcome(out: &std::process::Output) -> (bool, String) {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 /// Bytes that differ at every offset (so a wrong offset shows).
 pub(super) fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i as u32 * 31 + (i >> 9) as u32) as u8).collect()

@@ -42,13 +42,7 @@ fn hadoop_client(rpc: &str, token_file: Option<&Path>, security: bool) -> (bool,
     if let Some(f) = token_file {
         cmd.env("HADOOP_TOKEN_FILE_LOCATION", f);
     }
-    let out = cmd.output().expect("run hdfs-native");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    super::outcome(&cmd.output().expect("run hdfs-native"))
 }
 
 #[test]

@@ -443,10 +443,13 @@ impl<V: ReadView + ?Sized> Planner<'_, V> {
         new_length: u64,
     ) -> Result<OpResult, FsError> {
         self.caller.require_superuser(" to commit a block recovery")?;
-        let t = self
-            .view
-            .inode(inode)?
-            .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: inode {inode}")))?;
+        let gone = || FsError::FileNotFound(format!("File does not exist: inode {inode}"));
+        let t = self.view.inode(inode)?.ok_or_else(gone)?;
+        // A file in a subtree a recursive delete detached (`--exec leader`;
+        // `namespace::reclaim`) is deleted, as `--exec apply` deleted it whole.
+        if !super::reclaim::attached(self.view, inode)? {
+            return Err(gone());
+        }
         if t.is_dir() || !t.under_construction() {
             // Closed already (another recovery, or a retry): nothing to do.
             return Ok(OpResult::Unit);
