@@ -40,8 +40,8 @@ use anyhow::{bail, Context};
 use clap::Args;
 
 use raftfs_metaserver::server::layout;
+use raftfs_trust::ClientAuth;
 
-use crate::cli_dev_auth::DevAuth;
 use crate::cli_dev_hadoop_conf::{HadoopNameservice, ROUTERS_NAMESERVICE};
 use crate::cli_dev_routers::{
     format_routers, router_addr, router_dir, router_log, router_pid_file, set_up_federation, MAX_DEV_ROUTERS,
@@ -125,7 +125,7 @@ pub struct DevArgs {
     /// into DIR/users/USER, and Hadoop clients get tokens in
     /// DIR/hadoop-conf/tokens). Strong needs TLS.
     #[arg(long, default_value = "simple")]
-    pub auth: DevAuth,
+    pub auth: ClientAuth,
 }
 
 fn ca_dir(root: &Path) -> PathBuf {
@@ -314,7 +314,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     if a.exec != "leader" && a.exec != "apply" {
         bail!("--exec must be leader or apply, not {:?}", a.exec);
     }
-    if a.auth == DevAuth::Strong && a.insecure {
+    if a.auth == ClientAuth::Strong && a.insecure {
         bail!("--auth strong needs TLS: it cannot run with --insecure");
     }
     let last_port = (a.port_base as u64 + DATANODE_PORT_OFFSET + a.datanodes + HTTP_PORT_OFFSET)
@@ -384,13 +384,13 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
     // Under strong authentication raftfs dev calls as the dev user, with
     // that user's certificate.
     let credentials = match a.auth {
-        DevAuth::Strong => Some(crate::cli_dev_auth::ensure_user_credentials(
+        ClientAuth::Strong => Some(crate::cli_dev_auth::ensure_user_credentials(
             &a.dir,
             &ca_dir(&a.dir),
             &cluster_id,
             &raftfs_client::Identity::resolve(None).user,
         )?),
-        DevAuth::Simple => None,
+        ClientAuth::Simple => None,
     };
     let exe = std::env::current_exe().context("find the raftfs binary")?;
     if a.routers > 0 {
@@ -415,7 +415,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             let mut args: Vec<String> = vec!["metaserver".into(), "--dir".into(), dir.display().to_string()];
             args.extend(["--id".into(), i.to_string(), "--store".into(), a.store.clone()]);
             args.extend(["--exec".into(), a.exec.clone()]);
-            args.extend(["--auth".into(), a.auth.as_arg().into()]);
+            args.extend(["--auth".into(), a.auth.to_string()]);
             if a.insecure {
                 args.push("--insecure".into());
             }
@@ -445,7 +445,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         std::fs::create_dir_all(&data).with_context(|| format!("create {}", data.display()))?;
         let mut args: Vec<String> = vec!["datanode".into(), "--dir".into(), data.display().to_string()];
         args.extend(["--listen".into(), listen.clone()]);
-        args.extend(["--auth".into(), a.auth.as_arg().into()]);
+        args.extend(["--auth".into(), a.auth.to_string()]);
         if a.insecure {
             args.push("--insecure".into());
         } else {
@@ -494,7 +494,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         for r in 1..=a.routers {
             let mut args: Vec<String> = vec!["router".into(), "run".into(), "--id".into(), r.to_string()];
             args.extend(["--dir".into(), router_dir(&a.dir, r).display().to_string()]);
-            args.extend(["--auth".into(), a.auth.as_arg().into()]);
+            args.extend(["--auth".into(), a.auth.to_string()]);
             if a.insecure {
                 args.push("--insecure".into());
             }
@@ -595,7 +595,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             members,
         }))
         .collect();
-    let hadoop_conf = crate::cli_dev_hadoop_conf::write(&a.dir, &hadoop_nameservices, a.auth == DevAuth::Strong)?;
+    let hadoop_conf = crate::cli_dev_hadoop_conf::write(&a.dir, &hadoop_nameservices, a.auth == ClientAuth::Strong)?;
     if a.routers > 0 {
         say!(
             "Hadoop clients (hadoop fs, hdfs-native): hdfs://{ROUTERS_NAMESERVICE}/ is every nameservice through \
@@ -608,7 +608,7 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
         );
     }
     say!("  export HADOOP_CONF_DIR={}", hadoop_conf.display());
-    if a.auth == DevAuth::Strong {
+    if a.auth == ClientAuth::Strong {
         // Hadoop's clients authenticate with delegation tokens: one for the
         // routers' namespace and one for each nameservice.
         let targets: Vec<(String, String)> = routers_uri

@@ -31,36 +31,6 @@ pub const USERS_DIR_NAME: &str = "users";
 /// The Hadoop token storage file, in the Hadoop client configuration's directory.
 pub const HADOOP_TOKEN_FILE_NAME: &str = "tokens";
 
-/// How callers authenticate to the dev cluster (`--auth`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DevAuth {
-    /// The user name a call carries is trusted (HDFS's simple auth).
-    Simple,
-    /// A user certificate or a delegation token, on every surface.
-    Strong,
-}
-
-impl std::str::FromStr for DevAuth {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "simple" => Ok(DevAuth::Simple),
-            "strong" => Ok(DevAuth::Strong),
-            other => Err(format!("--auth must be simple or strong, not {other:?}")),
-        }
-    }
-}
-
-impl DevAuth {
-    /// The value every process's `--auth` takes.
-    pub fn as_arg(self) -> &'static str {
-        match self {
-            DevAuth::Simple => "simple",
-            DevAuth::Strong => "strong",
-        }
-    }
-}
-
 /// `user`'s credentials directory under `root`.
 pub fn user_dir(root: &Path, user: &str) -> PathBuf {
     root.join(USERS_DIR_NAME).join(user)
@@ -124,17 +94,4 @@ pub async fn write_hadoop_tokens(
     raftfs_client::write_credential_file(&path, &bytes)?;
     let earliest = tokens.iter().map(|(_, _, until)| *until).min().unwrap_or(i64::MAX);
     Ok((path, earliest))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn auth_parses_its_two_modes_and_refuses_others() {
-        assert_eq!("simple".parse::<DevAuth>(), Ok(DevAuth::Simple));
-        assert_eq!("strong".parse::<DevAuth>(), Ok(DevAuth::Strong));
-        assert!("kerberos".parse::<DevAuth>().unwrap_err().contains("simple or strong"));
-        assert_eq!(DevAuth::Strong.as_arg(), "strong");
-    }
 }

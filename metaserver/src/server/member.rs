@@ -430,7 +430,9 @@ impl Member {
         client_host: &str,
     ) -> Result<OpResult, FsError> {
         check_ctx(&ctx)?;
-        let applied_before = *self.shared.applied_index().borrow();
+        // Read for the debug line only (this is every follower read's path).
+        let applied_before = tracing::enabled!(target: "raftfs::reads", tracing::Level::DEBUG)
+            .then(|| *self.shared.applied_index().borrow());
         let read_index = match mode {
             ReadMode::FollowerLinearizable => Some(self.read_index_client.get().await?),
             _ => None,
@@ -448,7 +450,7 @@ impl Member {
             call = ?op,
             min_index,
             ?read_index,
-            applied_before,
+            ?applied_before,
             applied_at_read = *self.shared.applied_index().borrow(),
             "follower read"
         );
