@@ -76,3 +76,75 @@ async fn follower_reads_see_what_they_must() {
         "linearizable reads also went to followers: {after:?}"
     );
 }
+
+/// A follower may apply a committed entry before its leader does, and a
+/// linearizable read there shows it to a client before the writer has its
+/// answer; a linearizable read that begins after that one ended must show
+/// it too, on the leader as well. Until stop 39 the leader read at what it
+/// had applied and did not (the fault harness's seed 404: a follower read
+/// saw a delete, then a leader read saw the directory again). The leader
+/// applies 500 ms late here (`RAFTFS_FAILPOINT_SLOW_APPLY_DIR`), so the
+/// window is wide open; the test checks that it was (the write was still
+/// unanswered when the follower showed it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_read_sees_what_a_follower_read_showed_before_it() {
+    const LEADER_APPLY_DELAY_MS: u64 = 500;
+    let slow = tempfile::tempdir().expect("tempdir");
+    let mut c = Cluster::start(3, "memory");
+    c.env = vec![(
+        raftfs_metaserver::raft::state_machine::ENV_SLOW_APPLY_DIR.into(),
+        slow.path().display().to_string(),
+    )];
+    c.kill_all();
+    c.restart_all();
+    c.wait_ready().await;
+    let writer = std::sync::Arc::new(c.client("hdfs", &["hdfs"]));
+    let leader_reader = c.client("hdfs", &["hdfs"]);
+    writer.mkdirs("/lag", None).await.expect("mkdir");
+    let leader = c.leader().await;
+    let follower = *c.members.keys().find(|&&m| m != leader).expect("a follower");
+    let follower_reader = FileSystem::connect(
+        &format!("raftfs://{}", c.members[&follower]),
+        Identity::new("hdfs", &["hdfs"]),
+        ClientOptions {
+            follower_reads: FollowerReads::Linearizable,
+            ..c.client_options()
+        },
+    )
+    .expect("connect to the follower");
+    let pid = c.pid(leader).expect("the leader runs");
+    std::fs::write(slow.path().join(pid.to_string()), LEADER_APPLY_DELAY_MS.to_string()).expect("slow the leader");
+
+    for round in 0..3 {
+        let path = format!("/lag/d{round}");
+        let write = {
+            let (writer, path) = (writer.clone(), path.clone());
+            tokio::spawn(async move { writer.mkdirs(&path, None).await })
+        };
+        // Poll the follower until it shows the directory.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match follower_reader.get_file_status(&path).await {
+                Ok(_) => break,
+                Err(raftfs_proto::FsError::FileNotFound(_)) => {}
+                Err(e) => panic!("follower read of {path}: {e}"),
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the follower never showed {path}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(
+            !write.is_finished(),
+            "round {round}: the write was answered before the follower showed it, so the follower was not ahead of the leader"
+        );
+        let seen = leader_reader.get_file_status(&path).await;
+        assert!(
+            seen.is_ok(),
+            "round {round}: a leader read that began after a follower read showed {path} answered {seen:?}"
+        );
+        write.await.expect("join").expect("mkdir answered");
+    }
+    std::fs::remove_file(slow.path().join(pid.to_string())).expect("leader at full speed again");
+}

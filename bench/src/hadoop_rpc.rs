@@ -46,6 +46,22 @@ pub struct HadoopRpcArgs {
     /// memory or rocksdb.
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
+    /// Which calls to compare, comma-separated: getfileinfo, create.
+    #[arg(long, default_value = "getfileinfo,create", value_delimiter = ',')]
+    pub ops: Vec<BenchedCall>,
+    /// Passes over the files in each getFileInfo phase (longer phases, for
+    /// a profiler to attach to: `--ops getfileinfo --stat-passes 40`).
+    #[arg(long, default_value_t = 1)]
+    pub stat_passes: usize,
+}
+
+/// A call `raftfs bench hadoop-rpc` compares.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchedCall {
+    #[value(name = "getfileinfo")]
+    GetFileInfo,
+    #[value(name = "create")]
+    Create,
 }
 
 /// Run `call` on every index below `n` with `clients` concurrent callers; ops/s.
@@ -76,11 +92,17 @@ where
     Ok(n as f64 / started.elapsed().as_secs_f64())
 }
 
-/// getFileInfo of `/bench/f{i}` for every i below `files`, over Hadoop RPC.
-async fn hadoop_stats(client: &Arc<hdfs_native::Client>, files: usize, clients: usize) -> anyhow::Result<f64> {
+/// getFileInfo of `/bench/f{i % files}` for every i below `stats`, over Hadoop RPC.
+async fn hadoop_stats(
+    client: &Arc<hdfs_native::Client>,
+    files: usize,
+    stats: usize,
+    clients: usize,
+) -> anyhow::Result<f64> {
     let client = client.clone();
-    concurrently(files, clients, move |i| {
+    concurrently(stats, clients, move |i| {
         let client = client.clone();
+        let i = i % files;
         async move {
             let st = client.get_file_info(&format!("/bench/f{i}")).await?;
             if st.isdir || st.length != 0 {
@@ -199,9 +221,16 @@ pub(crate) fn hadoop_client(addr: &str, conf_dir: &std::path::Path) -> anyhow::R
 }
 
 pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
-    if a.runs == 0 || a.files == 0 || a.clients == 0 {
-        bail!("--runs, --files and --clients must be positive");
+    if a.runs == 0 || a.files == 0 || a.clients == 0 || a.stat_passes == 0 {
+        bail!("--runs, --files, --clients and --stat-passes must be positive");
     }
+    if a.ops.is_empty() {
+        bail!("--ops names no call");
+    }
+    let stat_calls = a
+        .files
+        .checked_mul(a.stat_passes)
+        .context("--files x --stat-passes overflows")?;
     let hadoop_addr = format!("127.0.0.1:{}", free_port()?);
     let mut ns = LocalNameservice::format(
         1,
@@ -215,27 +244,32 @@ pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
     throughput(&fs, creates("/bench", a.files), a.clients).await?;
     let hadoop = Arc::new(hadoop_client(&hadoop_addr, &ns.root().join("empty-hadoop-conf"))?);
     let stats = || -> Vec<Op> {
-        (0..a.files)
+        (0..stat_calls)
             .map(|i| Op::GetFileInfo {
-                path: format!("/bench/f{i}"),
+                path: format!("/bench/f{}", i % a.files),
             })
             .collect()
     };
     println!(
-        "hadoop-rpc bench: 1 member ({} store), {} callers per client, {} files per round, {} rounds",
-        a.store, a.clients, a.files, a.runs
+        "hadoop-rpc bench: 1 member ({} store), {} callers per client, {} files per round ({} getFileInfo calls), {} rounds",
+        a.store, a.clients, a.files, stat_calls, a.runs
     );
     let (mut info, mut create) = (Figure::default(), Figure::default());
     for r in 1..=a.runs {
-        // Alternate which goes first, so neither always runs on a warmer machine.
-        let (s, h) = if r % 2 == 1 {
-            let s = throughput(&fs, stats(), a.clients).await?;
-            (s, hadoop_stats(&hadoop, a.files, a.clients).await?)
-        } else {
-            let h = hadoop_stats(&hadoop, a.files, a.clients).await?;
-            (throughput(&fs, stats(), a.clients).await?, h)
-        };
-        info.add(r, "getFileInfo", s, h);
+        if a.ops.contains(&BenchedCall::GetFileInfo) {
+            // Alternate which goes first, so neither always runs on a warmer machine.
+            let (s, h) = if r % 2 == 1 {
+                let s = throughput(&fs, stats(), a.clients).await?;
+                (s, hadoop_stats(&hadoop, a.files, stat_calls, a.clients).await?)
+            } else {
+                let h = hadoop_stats(&hadoop, a.files, stat_calls, a.clients).await?;
+                (throughput(&fs, stats(), a.clients).await?, h)
+            };
+            info.add(r, "getFileInfo", s, h);
+        }
+        if !a.ops.contains(&BenchedCall::Create) {
+            continue;
+        }
         let (sdk_dir, hadoop_dir) = (format!("/created/sdk{r}"), format!("/created/hadoop{r}"));
         let (s, h) = if r % 2 == 0 {
             let s = sdk_creates(&fs, &sdk_dir, a.files, a.clients).await?;
@@ -247,7 +281,11 @@ pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
         create.add(r, "create", s, h);
     }
     println!("medians over {} rounds:", a.runs);
-    info.report("getFileInfo");
-    create.report("create (create + complete)");
+    if a.ops.contains(&BenchedCall::GetFileInfo) {
+        info.report("getFileInfo");
+    }
+    if a.ops.contains(&BenchedCall::Create) {
+        create.report("create (create + complete)");
+    }
     Ok(())
 }

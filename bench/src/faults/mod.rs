@@ -107,8 +107,8 @@ pub async fn run(a: FaultArgs) -> anyhow::Result<()> {
         bail!("--keys and --clients must be positive");
     }
     println!(
-        "# raftfs fault runs: {} x {} s, {} clients, {} members, {} paths, store={}, first seed {}",
-        a.runs, a.secs, a.clients, a.members, a.keys, a.store, a.seed
+        "# raftfs fault runs: {} x {} s, {} clients, {} members, {} paths, store={}, metaserver args \"{}\", first seed {}",
+        a.runs, a.secs, a.clients, a.members, a.keys, a.store, a.metaserver_args, a.seed
     );
     let mut failed_seeds = Vec::new();
     for r in 0..a.runs {
@@ -126,8 +126,8 @@ pub async fn run(a: FaultArgs) -> anyhow::Result<()> {
     if !failed_seeds.is_empty() {
         for s in &failed_seeds {
             println!(
-                "FAILED seed {s}: replay with raftfs bench faults --seed {s} --runs 1 --secs {} --clients {} --keys {} --store {}",
-                a.secs, a.clients, a.keys, a.store
+                "FAILED seed {s}: replay with raftfs bench faults --seed {s} --runs 1 --secs {} --clients {} --keys {} --members {} --store {} --metaserver-args \"{}\"",
+                a.secs, a.clients, a.keys, a.members, a.store, a.metaserver_args
             );
         }
         bail!("{} of {} runs failed", failed_seeds.len(), a.runs);

@@ -114,6 +114,27 @@ const BLOCK_LOAD_PAGE: usize = 65_536;
 
 pub struct NsStateMachine {
     shared: Arc<SmShared>,
+    /// Fault injection ([`ENV_SLOW_APPLY_DIR`]); `None` in production.
+    slow_apply: Option<std::path::PathBuf>,
+}
+
+/// Fault injection: `RAFTFS_FAILPOINT_SLOW_APPLY_DIR=<dir>`: while
+/// `<dir>/<pid>` holds a number of milliseconds, each apply call of this
+/// process waits that long before it applies (a leader that applies
+/// committed entries later than its followers). Unset in production.
+pub const ENV_SLOW_APPLY_DIR: &str = "RAFTFS_FAILPOINT_SLOW_APPLY_DIR";
+/// The longest injected apply delay, however large the file's number.
+const MAX_SLOW_APPLY_DELAY_MS: u64 = 10_000;
+
+/// The delay `<dir>/<pid>` holds now (none without a file or a number).
+fn slow_apply_delay(dir: &Path) -> Option<std::time::Duration> {
+    let ms = std::fs::read_to_string(dir.join(std::process::id().to_string()))
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()?
+        .min(MAX_SLOW_APPLY_DELAY_MS);
+    (ms > 0).then(|| std::time::Duration::from_millis(ms))
 }
 
 fn io_err(e: StoreError) -> io::Error {
@@ -163,7 +184,11 @@ impl NsStateMachine {
         });
         shared.reload().map_err(io_err)?;
         shared.reload_blocks().map_err(io_err)?;
-        Ok(NsStateMachine { shared })
+        let slow_apply = std::env::var_os(ENV_SLOW_APPLY_DIR).map(std::path::PathBuf::from);
+        if let Some(dir) = &slow_apply {
+            tracing::warn!(dir = %dir.display(), "failpoint armed: slow apply while DIR/<pid> holds a delay");
+        }
+        Ok(NsStateMachine { shared, slow_apply })
     }
 
     pub fn shared(&self) -> Arc<SmShared> {
@@ -259,6 +284,9 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
         // memory, and each entry's retry expiry, which looks at the retry
         // writes staged before it, made the run quadratic (20k ops: 1.47 s in
         // one overlay against 0.11 s in chunks of 1024).
+        if let Some(delay) = self.slow_apply.as_deref().and_then(slow_apply_delay) {
+            tokio::time::sleep(delay).await;
+        }
         let mut chunk = Vec::new();
         let mut chunk_ops = 0usize;
         while let Some(item) = entries.next().await {

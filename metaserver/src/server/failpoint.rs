@@ -19,6 +19,9 @@
 //! signed number of milliseconds, the process's wall clock reads that much
 //! off (see `raftfs_trust::clock`; log time then keeps real time, see
 //! `crate::log_clock`).
+//! `RAFTFS_FAILPOINT_SLOW_APPLY_DIR=<dir>`: while `<dir>/<pid>` holds a
+//! number of milliseconds, every apply call of the state machine waits
+//! that long first (see `crate::raft::state_machine`).
 
 use std::path::PathBuf;
 

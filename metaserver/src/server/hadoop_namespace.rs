@@ -92,7 +92,7 @@ impl HadoopNamespace for MemberHadoopNamespace {
     fn sync_state(&self) -> SyncFuture<'_> {
         Box::pin(async move {
             self.member.leader_or_hint()?;
-            self.member.read_index().await.map(|_| ())
+            self.member.linearize().await.map(|_| ())
         })
     }
 

@@ -270,10 +270,7 @@ impl Member {
             Duration::from_millis(FOLLOWER_READ_WAIT_MS),
             cfg.security.dialer.clone(),
         ));
-        let leader_read_index = Coalesced::new(LeaderReadIndex {
-            raft: raft.clone(),
-            applied: shared.applied_index(),
-        });
+        let leader_read_index = Coalesced::new(LeaderReadIndex { raft: raft.clone() });
         let data = DataPath {
             raft: raft.clone(),
             writes: writes.clone(),
@@ -516,9 +513,19 @@ impl Member {
         r
     }
 
-    /// As the leader: the log index a linearizable read must see applied.
+    /// As the leader: the log index a linearizable read must see applied
+    /// (on whichever member it reads).
     pub async fn read_index(&self) -> Result<u64, FsError> {
         self.leader_read_index.get().await
+    }
+
+    /// As the leader: wait until this member has applied a read index
+    /// confirmed after this call began, so its state (and applied index)
+    /// covers everything a linearizable read must see; the index.
+    pub async fn linearize(&self) -> Result<u64, FsError> {
+        let read_index = self.leader_read_index.get().await?;
+        self.wait_applied(read_index).await?;
+        Ok(read_index)
     }
 
     /// How this member executes writes when it leads (`--exec`).
@@ -565,7 +572,7 @@ impl Member {
             }
             r
         } else {
-            let read_index = self.leader_read_index.get().await?;
+            let read_index = self.linearize().await?;
             tracing::debug!(target: "raftfs::reads", call = ?op, read_index, "leader read");
             self.reads_served.fetch_add(1, Ordering::Relaxed);
             let cfg = self

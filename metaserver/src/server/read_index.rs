@@ -16,28 +16,24 @@ use super::coalesce::IndexSource;
 use crate::raft::Raft;
 
 /// The local Raft core's read index, once this leader confirmed its
-/// leadership (lease or heartbeat round).
+/// leadership (lease or heartbeat round): its commit index at that moment
+/// (at least its own leadership's first entry), as Raft's read-index
+/// protocol says.
 ///
-/// The index is what this leader's store has *applied* once its
-/// leadership is confirmed, as soon as it has applied an entry of its own
-/// leadership (its first, blank entry, or a later one); only before that
-/// does a read wait for the commit index to be applied. That is enough for a linearizable
-/// read: a write is acknowledged to its client only after the leader that
-/// proposed it applied it, so every write acknowledged before the read
-/// arrived is at or below what this leader has applied (an earlier
-/// leader's, because they precede this leadership's first entry; this
-/// leader's, because it applied them before answering), and what it has
-/// applied never goes back. Entries committed but not yet applied belong
-/// to writes still unanswered, which a read may or may not see. Under a
-/// stream of writes this spares each read the wait for the entries in
-/// flight to be applied (`raftfs bench compare --ops mixed` shows the
-/// reads' p99). The store's applied index is read, not the Raft core's:
-/// the state machine moves it before it answers the batch's writers, while
-/// the core learns of an apply only afterwards.
+/// Not what this leader has applied, though every write acknowledged
+/// before the read arrived is applied there already (the leader answers a
+/// write only after applying it): entries committed but not yet applied on
+/// the leader may be applied on a follower already, and a linearizable
+/// follower read there may have shown them to a client, so a read that
+/// begins after that one ends must see them too. (Reading at the leader's
+/// applied index did break that, found by the fault harness: a follower
+/// read saw a delete, then a leader read that began after it saw the file.)
+/// A follower applies at most what its leader had committed, so the commit
+/// index covers every follower's view.
+///
+/// The caller waits until its own store has applied the index.
 pub struct LeaderReadIndex {
     pub raft: Raft,
-    /// The state machine's applied index.
-    pub applied: tokio::sync::watch::Receiver<u64>,
 }
 
 impl IndexSource for LeaderReadIndex {
@@ -47,26 +43,14 @@ impl IndexSource for LeaderReadIndex {
             .get_read_linearizer(super::member::read_option())
             .await
             .map_err(super::member::read_error)?;
-        let leadership = *linearizer.read_log_id().committed_leader_id();
-        if let Some(applied) = linearizer.applied() {
-            if *applied.committed_leader_id() == leadership {
-                let store_applied = *self.applied.borrow();
-                tracing::debug!(
-                    target: "raftfs::reads",
-                    read_log_id = %linearizer.read_log_id(),
-                    raft_applied = %applied,
-                    store_applied,
-                    "read index: this leadership's entry is applied"
-                );
-                return Ok(store_applied.max(applied.index()));
-            }
-        }
-        let state = linearizer
-            .await_ready(&self.raft)
-            .await
-            .map_err(|f| FsError::Unavailable(format!("member stopped: {f}")))?;
-        tracing::debug!(target: "raftfs::reads", read_log_id = %state.read_log_id(), "read index: waited for it to be applied");
-        Ok(state.read_log_id().index())
+        let read_log_id = linearizer.read_log_id();
+        tracing::debug!(
+            target: "raftfs::reads",
+            %read_log_id,
+            raft_applied = ?linearizer.applied(),
+            "read index: the leader's confirmed commit index"
+        );
+        Ok(read_log_id.index())
     }
 }
 
