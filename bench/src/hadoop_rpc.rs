@@ -8,7 +8,9 @@
 //! every concurrent caller (hdfs-native multiplexes its callers' calls on
 //! one IPC connection, as Hadoop's Java client does; the SDK on one HTTP/2
 //! channel). The issue's figures: Hadoop RPC at least 0.8x the SDK's rate
-//! for each call at 64 concurrent callers.
+//! for each call at 64 concurrent callers. Each phase also prints the CPU
+//! time per call of this process (the client in use) and of the member, so
+//! a gap can be put on the side that costs it.
 //!
 //! Caveats: one member, so both reach the leader; the member's gRPC port
 //! is TLS and its Hadoop port is not (Hadoop's SIMPLE authentication has no
@@ -26,6 +28,7 @@ use raftfs_proto::{Op, OpResult, Permission};
 
 use crate::federation::{creates, median, throughput};
 use crate::localns::LocalNameservice;
+use crate::nnthroughput::CpuMark;
 use crate::ports::free_port;
 
 /// The figure the issue sets: Hadoop RPC keeps this share of the SDK's rate.
@@ -171,36 +174,81 @@ async fn sdk_creates(fs: &FileSystem, dir: &str, files: usize, clients: usize) -
     .await
 }
 
-/// Each side's rate and the per-round ratios, printed as a round goes.
+/// One side's phase of a round: its rate, and the CPU time per call of
+/// this process (the client: hdfs-native or the SDK) and of the member.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    rate: f64,
+    client_us: f64,
+    member_us: f64,
+}
+
+/// Run `phase` (which makes `calls` calls through either client) and time
+/// it: its rate, and CPU per call measured around it (`fs` asks the member).
+async fn timed<F>(fs: &FileSystem, calls: usize, phase: F) -> anyhow::Result<Sample>
+where
+    F: std::future::Future<Output = anyhow::Result<f64>>,
+{
+    let mark = CpuMark::take(Some(fs)).await;
+    let rate = phase.await?;
+    let split = mark.split(Some(fs), calls as u64).await;
+    Ok(Sample {
+        rate,
+        client_us: split.as_ref().map_or(f64::NAN, |s| s.client),
+        member_us: split.and_then(|s| s.leader).unwrap_or(f64::NAN),
+    })
+}
+
+/// Each side's samples and the per-round ratios, printed as a round goes.
 #[derive(Default)]
 struct Figure {
-    sdk: Vec<f64>,
-    hadoop: Vec<f64>,
+    sdk: Vec<Sample>,
+    hadoop: Vec<Sample>,
 }
 
 impl Figure {
-    fn add(&mut self, round: usize, call: &str, s: f64, h: f64) {
+    fn add(&mut self, round: usize, call: &str, s: Sample, h: Sample) {
         println!(
-            "round {round}: {call}: SDK {s:.0}/s, Hadoop RPC {h:.0}/s ({:.2}x)",
-            h / s
+            "round {round}: {call}: SDK {:.0}/s, Hadoop RPC {:.0}/s ({:.2}x); CPU µs per call: \
+             SDK client {:.1} + member {:.1}, hdfs-native client {:.1} + member {:.1}",
+            s.rate,
+            h.rate,
+            h.rate / s.rate,
+            s.client_us,
+            s.member_us,
+            h.client_us,
+            h.member_us
         );
         self.sdk.push(s);
         self.hadoop.push(h);
     }
 
     /// Prints the medians; whether the target was met.
-    fn report(mut self, call: &str) -> bool {
+    fn report(self, call: &str) -> bool {
         // Each round's ratio compares the two side by side; their median is
         // what a drifting machine moves least.
-        let mut ratios: Vec<f64> = self.hadoop.iter().zip(&self.sdk).map(|(h, s)| h / s).collect();
+        let mut ratios: Vec<f64> = self
+            .hadoop
+            .iter()
+            .zip(&self.sdk)
+            .map(|(h, s)| h.rate / s.rate)
+            .collect();
         let ratio = median(&mut ratios);
         let met = ratio >= TARGET_HADOOP_OVER_SDK;
+        let med = |v: &[Sample], f: fn(&Sample) -> f64| median(&mut v.iter().map(f).collect::<Vec<f64>>());
         println!(
             "  {call}: SDK {:.0} ops/s, Hadoop RPC (hdfs-native) {:.0} ops/s; median of the rounds' ratios \
              {ratio:.2}x (target >= {TARGET_HADOOP_OVER_SDK}: {})",
-            median(&mut self.sdk),
-            median(&mut self.hadoop),
+            med(&self.sdk, |x| x.rate),
+            med(&self.hadoop, |x| x.rate),
             if met { "met" } else { "NOT met" }
+        );
+        println!(
+            "  {call}: CPU µs per call (medians): SDK client {:.1} + member {:.1}; hdfs-native client {:.1} + member {:.1}",
+            med(&self.sdk, |x| x.client_us),
+            med(&self.sdk, |x| x.member_us),
+            med(&self.hadoop, |x| x.client_us),
+            med(&self.hadoop, |x| x.member_us),
         );
         met
     }
@@ -258,12 +306,14 @@ pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
     for r in 1..=a.runs {
         if a.ops.contains(&BenchedCall::GetFileInfo) {
             // Alternate which goes first, so neither always runs on a warmer machine.
+            let sdk = || timed(&fs, stat_calls, throughput(&fs, stats(), a.clients));
+            let hdfs = || timed(&fs, stat_calls, hadoop_stats(&hadoop, a.files, stat_calls, a.clients));
             let (s, h) = if r % 2 == 1 {
-                let s = throughput(&fs, stats(), a.clients).await?;
-                (s, hadoop_stats(&hadoop, a.files, stat_calls, a.clients).await?)
+                let s = sdk().await?;
+                (s, hdfs().await?)
             } else {
-                let h = hadoop_stats(&hadoop, a.files, stat_calls, a.clients).await?;
-                (throughput(&fs, stats(), a.clients).await?, h)
+                let h = hdfs().await?;
+                (sdk().await?, h)
             };
             info.add(r, "getFileInfo", s, h);
         }
@@ -271,12 +321,20 @@ pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
             continue;
         }
         let (sdk_dir, hadoop_dir) = (format!("/created/sdk{r}"), format!("/created/hadoop{r}"));
+        let sdk = || timed(&fs, a.files, sdk_creates(&fs, &sdk_dir, a.files, a.clients));
+        let hdfs = || {
+            timed(
+                &fs,
+                a.files,
+                hadoop_creates(&hadoop, hadoop_dir.clone(), a.files, a.clients),
+            )
+        };
         let (s, h) = if r % 2 == 0 {
-            let s = sdk_creates(&fs, &sdk_dir, a.files, a.clients).await?;
-            (s, hadoop_creates(&hadoop, hadoop_dir, a.files, a.clients).await?)
+            let s = sdk().await?;
+            (s, hdfs().await?)
         } else {
-            let h = hadoop_creates(&hadoop, hadoop_dir, a.files, a.clients).await?;
-            (sdk_creates(&fs, &sdk_dir, a.files, a.clients).await?, h)
+            let h = hdfs().await?;
+            (sdk().await?, h)
         };
         create.add(r, "create", s, h);
     }

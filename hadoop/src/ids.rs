@@ -23,10 +23,12 @@
 
 /// raftfs's client id for a call without a lease holder.
 pub fn anonymous_client_id(rpc_client_id: &[u8]) -> String {
+    const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(5 + rpc_client_id.len() * 2);
     s.push_str("hrpc-");
     for b in rpc_client_id {
-        s.push_str(&format!("{b:02x}"));
+        s.push(char::from(HEX_DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(HEX_DIGITS[usize::from(b & 0xf)]));
     }
     s
 }

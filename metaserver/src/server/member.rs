@@ -566,7 +566,9 @@ impl Member {
         let op = self.name_block_file(op)?;
         if op.is_write() {
             let watched = self.failpoints.watches(&op);
-            let r = self.data.write(ctx, op, client_host).await;
+            // Boxed: the write path's future is large, and unboxed it would
+            // make every read's future (moved into a box per call) as large.
+            let r = Box::pin(self.data.write(ctx, op, client_host)).await;
             if watched && r.is_ok() {
                 self.failpoints.crash_after_commit();
             }
