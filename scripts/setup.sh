@@ -2,8 +2,9 @@
 # Installs what building and testing raftfs needs on a fresh Debian machine and
 # does nothing when it is already there: libclang for librocksdb-sys's bindgen,
 # curl for the tests that read the nodes' HTTP pages as an operator would,
-# chromium for the test that loads the status pages in a browser, and a
-# Python virtual environment with the WebHDFS clients HDFS users run.
+# chromium for the test that loads the status pages in a browser, a Python
+# virtual environment with the WebHDFS and Hadoop RPC clients HDFS users run,
+# and Java with Hadoop's own client jars (`hadoop fs`).
 # protoc is not needed (protoc-bin-vendored ships it inside a crate).
 set -euo pipefail
 
@@ -58,6 +59,37 @@ if ! "$PY_CLIENTS/bin/python" -c "import hdfs, fsspec, requests, hdfs_native" >/
   python3 -m venv "$PY_CLIENTS"
   # shellcheck disable=SC2086 # the package list is words
   "$PY_CLIENTS/bin/pip" install -q --disable-pip-version-check $PY_CLIENT_PACKAGES
+fi
+# The Java client test (tests/hadoop_clients/java_fs_shell.rs) runs Hadoop's
+# own FsShell (what `hadoop fs` runs) on a JVM: Debian's Java if the machine
+# has none, and Hadoop 3.3.4's shaded client jars (Apache-2.0), taken out of
+# PySpark 3.5.3's source archive on PyPI (checked against its hash) into
+# target/hadoop-java/jars, once.
+HADOOP_JARS=target/hadoop-java/jars
+HADOOP_JAR_NAMES="hadoop-client-api-3.3.4.jar hadoop-client-runtime-3.3.4.jar commons-logging-1.1.3.jar
+  slf4j-api-2.0.7.jar log4j-1.2-api-2.20.0.jar log4j-api-2.20.0.jar log4j-core-2.20.0.jar log4j-slf4j2-impl-2.20.0.jar"
+PYSPARK_PIN="pyspark==3.5.3 --hash=sha256:68b7cc0c0c570a7d8644f49f40d2da8709b01d30c9126cc8cf93b4f84f3d9747"
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: java not found; installing it (the Java Hadoop client test runs FsShell)" >&2
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless >/dev/null
+fi
+missing_jar=""
+for j in $HADOOP_JAR_NAMES; do [ -s "$HADOOP_JARS/$j" ] || missing_jar="$j"; done
+if [ -n "$missing_jar" ]; then
+  echo "setup: fetching Hadoop's client jars into $HADOOP_JARS (the Java Hadoop client test uses them)" >&2
+  download=$(mktemp -d)
+  echo "$PYSPARK_PIN" > "$download/requirements.txt"
+  "$PY_CLIENTS/bin/pip" download -q --disable-pip-version-check --no-deps --no-binary :all: \
+    --require-hashes -r "$download/requirements.txt" -d "$download"
+  rm -rf "$HADOOP_JARS"
+  mkdir -p "$HADOOP_JARS"
+  # shellcheck disable=SC2086 # the jar list is words
+  tar -xzf "$download"/pyspark-3.5.3.tar.gz --no-same-owner -C "$HADOOP_JARS" --strip-components=3 \
+    $(for j in $HADOOP_JAR_NAMES; do printf 'pyspark-3.5.3/deps/jars/%s ' "$j"; done)
+  rm -rf "$download"
 fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install a Rust toolchain (rustup) first" >&2

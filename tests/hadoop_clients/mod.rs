@@ -8,11 +8,13 @@
 //! (`data_transfer`). Another, of two nameservices, serves the same
 //! through a router (`router`); one run with `--auth strong` serves
 //! Hadoop's clients with the delegation tokens dev fetched
-//! (`dev_strong_auth`).
+//! (`dev_strong_auth`); and Hadoop's own Java client, `hadoop fs`, runs
+//! against one of two nameservices (`java_fs_shell`).
 
 mod data_transfer;
 mod dev_strong_auth;
 mod ipc;
+mod java_fs_shell;
 mod router;
 mod token_auth;
 

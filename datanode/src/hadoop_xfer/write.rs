@@ -92,14 +92,16 @@ pub(super) async fn write_block(
         block: Block {
             id: base.block.block_id,
             gen_stamp,
-            // Where the data starts: nothing for a new block; for an
-            // append, the block's length; for a rebuilt pipeline, what the
-            // client counts as acknowledged (`minBytesRcvd`: the header's
-            // length may count packets sent and never acknowledged, and
-            // HDFS's DataNode cuts a replica back to what it acknowledged).
+            // Where the data starts: nothing for a new block; else what
+            // the client counts as acknowledged (`minBytesRcvd`), as
+            // HDFS's DataNode takes it: for an append, the block's length;
+            // for a rebuilt pipeline, what was acknowledged (the header's
+            // length may count packets sent and never acknowledged, and a
+            // replica is cut back to what was). The header block's own
+            // length is no guide: Java's client puts the file's block size
+            // there (a hint for choosing a volume).
             num_bytes: match op.stage {
                 STAGE_PIPELINE_SETUP_CREATE => 0,
-                STAGE_PIPELINE_SETUP_APPEND => op.min_bytes_rcvd.max(base.block.num_bytes.unwrap_or(0)),
                 _ => op.min_bytes_rcvd,
             },
         },
