@@ -199,6 +199,22 @@ where
     })
 }
 
+/// Both sides' phases of a round, the SDK's first or Hadoop's (the caller
+/// alternates, so neither always runs on a warmer machine).
+async fn interleaved<S, H>(sdk_first: bool, sdk: S, hadoop: H) -> anyhow::Result<(Sample, Sample)>
+where
+    S: std::future::Future<Output = anyhow::Result<Sample>>,
+    H: std::future::Future<Output = anyhow::Result<Sample>>,
+{
+    if sdk_first {
+        let s = sdk.await?;
+        Ok((s, hadoop.await?))
+    } else {
+        let h = hadoop.await?;
+        Ok((sdk.await?, h))
+    }
+}
+
 /// Each side's samples and the per-round ratios, printed as a round goes.
 #[derive(Default)]
 struct Figure {
@@ -305,37 +321,24 @@ pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
     let (mut info, mut create) = (Figure::default(), Figure::default());
     for r in 1..=a.runs {
         if a.ops.contains(&BenchedCall::GetFileInfo) {
-            // Alternate which goes first, so neither always runs on a warmer machine.
-            let sdk = || timed(&fs, stat_calls, throughput(&fs, stats(), a.clients));
-            let hdfs = || timed(&fs, stat_calls, hadoop_stats(&hadoop, a.files, stat_calls, a.clients));
-            let (s, h) = if r % 2 == 1 {
-                let s = sdk().await?;
-                (s, hdfs().await?)
-            } else {
-                let h = hdfs().await?;
-                (sdk().await?, h)
-            };
+            let (s, h) = interleaved(
+                r % 2 == 1,
+                timed(&fs, stat_calls, throughput(&fs, stats(), a.clients)),
+                timed(&fs, stat_calls, hadoop_stats(&hadoop, a.files, stat_calls, a.clients)),
+            )
+            .await?;
             info.add(r, "getFileInfo", s, h);
         }
         if !a.ops.contains(&BenchedCall::Create) {
             continue;
         }
         let (sdk_dir, hadoop_dir) = (format!("/created/sdk{r}"), format!("/created/hadoop{r}"));
-        let sdk = || timed(&fs, a.files, sdk_creates(&fs, &sdk_dir, a.files, a.clients));
-        let hdfs = || {
-            timed(
-                &fs,
-                a.files,
-                hadoop_creates(&hadoop, hadoop_dir.clone(), a.files, a.clients),
-            )
-        };
-        let (s, h) = if r % 2 == 0 {
-            let s = sdk().await?;
-            (s, hdfs().await?)
-        } else {
-            let h = hdfs().await?;
-            (sdk().await?, h)
-        };
+        let (s, h) = interleaved(
+            r % 2 == 0,
+            timed(&fs, a.files, sdk_creates(&fs, &sdk_dir, a.files, a.clients)),
+            timed(&fs, a.files, hadoop_creates(&hadoop, hadoop_dir, a.files, a.clients)),
+        )
+        .await?;
         create.add(r, "create", s, h);
     }
     println!("medians over {} rounds:", a.runs);
