@@ -8,6 +8,14 @@
 # protoc is not needed (protoc-bin-vendored ships it inside a crate).
 set -euo pipefail
 
+# Install Debian packages (as root, or through sudo).
+apt_install() {
+  local sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 have_libclang() {
   ldconfig -p 2>/dev/null | grep -q 'libclang\(-[0-9.]*\)\?\.so' && return 0
   ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 && return 0
@@ -17,27 +25,17 @@ have_libclang() {
 
 if ! have_libclang; then
   echo "setup: libclang not found; installing it (needed by RocksDB's bindgen)" >&2
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    libclang1-14 libclang-common-14-dev >/dev/null
+  apt_install libclang1-14 libclang-common-14-dev
 fi
 if ! command -v curl >/dev/null 2>&1; then
   echo "setup: curl not found; installing it (the HTTP page tests use it)" >&2
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends curl ca-certificates >/dev/null
+  apt_install curl ca-certificates
 fi
 # The status pages' test (tests/status_pages.rs) loads every page in a real
 # browser: Debian's headless-capable chromium.
 if ! command -v chromium >/dev/null 2>&1; then
   echo "setup: chromium not found; installing it (the status pages' test loads them in it)" >&2
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  apt_install chromium
 fi
 # The WebHDFS client tests (tests/webhdfs_clients.rs) drive real Python
 # clients, HdfsCLI and fsspec, and the Hadoop RPC test
@@ -49,10 +47,7 @@ PY_CLIENT_PACKAGES="hdfs==2.7.3 fsspec==2026.9.0 requests==2.34.2 hdfs-native==0
 if ! "$PY_CLIENTS/bin/python" -c "import hdfs, fsspec, requests, hdfs_native" >/dev/null 2>&1; then
   echo "setup: making $PY_CLIENTS with HdfsCLI and fsspec (the WebHDFS client tests use them)" >&2
   if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" >/dev/null 2>&1; then
-    SUDO=""
-    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-    $SUDO apt-get update -qq
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+    apt_install python3 python3-venv
   fi
   rm -rf "$PY_CLIENTS"
   mkdir -p target
@@ -71,10 +66,7 @@ HADOOP_JAR_NAMES="hadoop-client-api-3.3.4.jar hadoop-client-runtime-3.3.4.jar co
 PYSPARK_PIN="pyspark==3.5.3 --hash=sha256:68b7cc0c0c570a7d8644f49f40d2da8709b01d30c9126cc8cf93b4f84f3d9747"
 if ! command -v java >/dev/null 2>&1; then
   echo "setup: java not found; installing it (the Java Hadoop client test runs FsShell)" >&2
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless >/dev/null
+  apt_install openjdk-17-jre-headless
 fi
 missing_jar=""
 for j in $HADOOP_JAR_NAMES; do [ -s "$HADOOP_JARS/$j" ] || missing_jar="$j"; done

@@ -20,6 +20,7 @@
 //! * [`group_metrics`]: the group's Raft state as Prometheus metrics.
 //! * [`cpu`]: the CPU time a node's process has used (reported to benches).
 //! * [`health`]: a member's own checks (disk space, log fsyncs).
+//! * [`injected_delay`]: delays the fault tests set in a file.
 //! * [`leader_contact`]: whether a member is in touch with its quorum.
 //! * [`layout`]: a member's directory and its identity file (VERSION).
 
@@ -30,6 +31,7 @@ pub mod framed;
 pub mod group;
 pub mod group_metrics;
 pub mod health;
+pub mod injected_delay;
 pub mod layout;
 pub mod leader_contact;
 pub mod log_store;

@@ -20,7 +20,6 @@ use std::ops::{Bound, RangeBounds};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::Duration;
 
 use openraft::alias::{EntryOf, LogIdOf, VoteOf};
 use openraft::entry::RaftEntry;
@@ -230,13 +229,8 @@ fn slow_disk_file() -> Option<PathBuf> {
 
 /// Sleep as long as the slow-disk file says (no file, or no number: no delay).
 fn slow_disk_delay(f: &Path) {
-    let ms = std::fs::read_to_string(f)
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(0)
-        .min(MAX_SLOW_DISK_DELAY_MS);
-    if ms > 0 {
-        std::thread::sleep(Duration::from_millis(ms));
+    if let Some(d) = crate::injected_delay::injected_delay(f, MAX_SLOW_DISK_DELAY_MS) {
+        std::thread::sleep(d);
     }
 }
 

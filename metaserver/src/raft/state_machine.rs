@@ -24,6 +24,8 @@ use openraft::{EntryPayload, OptionalSend};
 use parking_lot::RwLock;
 use tokio::sync::watch;
 
+use raftfs_raft::injected_delay::injected_delay;
+
 use super::{CommandResponse, LogId, SnapshotDir, SnapshotMeta, Snapshots, StoredMembership, TypeConfig};
 use crate::blocks::BlockManager;
 use crate::log_clock::LogClock;
@@ -114,7 +116,8 @@ const BLOCK_LOAD_PAGE: usize = 65_536;
 
 pub struct NsStateMachine {
     shared: Arc<SmShared>,
-    /// Fault injection ([`ENV_SLOW_APPLY_DIR`]); `None` in production.
+    /// Fault injection: this process's file in [`ENV_SLOW_APPLY_DIR`];
+    /// `None` in production.
     slow_apply: Option<std::path::PathBuf>,
 }
 
@@ -125,17 +128,6 @@ pub struct NsStateMachine {
 pub const ENV_SLOW_APPLY_DIR: &str = "RAFTFS_FAILPOINT_SLOW_APPLY_DIR";
 /// The longest injected apply delay, however large the file's number.
 const MAX_SLOW_APPLY_DELAY_MS: u64 = 10_000;
-
-/// The delay `<dir>/<pid>` holds now (none without a file or a number).
-fn slow_apply_delay(dir: &Path) -> Option<std::time::Duration> {
-    let ms = std::fs::read_to_string(dir.join(std::process::id().to_string()))
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()?
-        .min(MAX_SLOW_APPLY_DELAY_MS);
-    (ms > 0).then(|| std::time::Duration::from_millis(ms))
-}
 
 fn io_err(e: StoreError) -> io::Error {
     io::Error::other(e.to_string())
@@ -184,9 +176,10 @@ impl NsStateMachine {
         });
         shared.reload().map_err(io_err)?;
         shared.reload_blocks().map_err(io_err)?;
-        let slow_apply = std::env::var_os(ENV_SLOW_APPLY_DIR).map(std::path::PathBuf::from);
-        if let Some(dir) = &slow_apply {
-            tracing::warn!(dir = %dir.display(), "failpoint armed: slow apply while DIR/<pid> holds a delay");
+        let slow_apply = std::env::var_os(ENV_SLOW_APPLY_DIR)
+            .map(|dir| std::path::Path::new(&dir).join(std::process::id().to_string()));
+        if let Some(file) = &slow_apply {
+            tracing::warn!(file = %file.display(), "failpoint armed: slow apply while the file holds a delay");
         }
         Ok(NsStateMachine { shared, slow_apply })
     }
@@ -284,7 +277,11 @@ impl RaftStateMachine<TypeConfig> for NsStateMachine {
         // memory, and each entry's retry expiry, which looks at the retry
         // writes staged before it, made the run quadratic (20k ops: 1.47 s in
         // one overlay against 0.11 s in chunks of 1024).
-        if let Some(delay) = self.slow_apply.as_deref().and_then(slow_apply_delay) {
+        if let Some(delay) = self
+            .slow_apply
+            .as_deref()
+            .and_then(|f| injected_delay(f, MAX_SLOW_APPLY_DELAY_MS))
+        {
             tokio::time::sleep(delay).await;
         }
         let mut chunk = Vec::new();
