@@ -15,6 +15,10 @@ pub struct DatanodeArgs {
     #[arg(long = "dir", required = true)]
     pub dirs: Vec<PathBuf>,
     /// Address of the data transfer service (HDFS's default port is 9866).
+    /// The same port answers Hadoop IPC (ClientDatanodeProtocol: how much
+    /// of a block being written a Hadoop client may read), as HDFS's
+    /// dfs.datanode.ipc.address does; Hadoop clients learn it as the
+    /// location's ipcPort.
     #[arg(long, default_value = "127.0.0.1:9866")]
     pub listen: SocketAddr,
     /// HOST:PORT clients use to reach this node (default: --listen).

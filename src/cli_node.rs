@@ -106,8 +106,7 @@ pub fn serve_hadoop_rpc(
     }
     tokio::spawn(raftfs_hadoop::serve(
         listener,
-        ns,
-        auth,
+        std::sync::Arc::new(raftfs_hadoop::NamenodeService::new(ns, auth)),
         Box::pin(std::future::pending()),
     ));
 }

@@ -12,7 +12,9 @@
 //! * [`copy`]: copying a replica to other DataNodes.
 //! * [`federation_follower`]: with `--router`, the nameservices the routers
 //!   register, served and removed as they change.
-//! * [`hadoop_xfer`]: Hadoop's DataTransferProtocol (reads) on its own port.
+//! * [`hadoop_xfer`]: Hadoop's DataTransferProtocol on its own port.
+//! * [`hadoop_ipc`]: Hadoop's ClientDatanodeProtocol, on the data port
+//!   ([`data_port`] tells its connections from raftfs's).
 //! * [`http_pages`]: `/metrics` on the node's HTTP port.
 //! * [`webhdfs_data`]: WebHDFS's OPEN, CREATE, APPEND and GETFILECHECKSUM,
 //!   redirected here by the namespace's endpoints, run through the SDK.
@@ -21,7 +23,9 @@
 
 pub mod actor;
 pub mod copy;
+pub mod data_port;
 pub mod federation_follower;
+pub mod hadoop_ipc;
 pub mod hadoop_xfer;
 pub mod http_pages;
 pub mod node;
@@ -105,7 +109,7 @@ impl Datanode {
         let svc = DataTransferServer::new(transfer::TransferService { node: node.clone() })
             .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES);
-        let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let incoming = data_port::split(listener, Arc::new(hadoop_ipc::ClientDatanodeService::new(node.clone())));
         let builder = tonic::transport::Server::builder()
             .tcp_nodelay(true)
             .initial_stream_window_size(STREAM_WINDOW_BYTES)

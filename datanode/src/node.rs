@@ -138,6 +138,8 @@ pub struct Node {
     pub block_keys: BlockKeyRing,
     /// Set once more volumes failed than the node tolerates: it stops.
     pub volumes_exhausted: tokio::sync::watch::Sender<Option<String>>,
+    /// When the process made this node (its uptime's start).
+    pub started: std::time::Instant,
 }
 
 /// Counts one transfer in progress for as long as it lives.
@@ -175,6 +177,7 @@ impl Node {
             members: Mutex::new(HashMap::new()),
             block_keys: BlockKeyRing::new(),
             volumes_exhausted: tokio::sync::watch::channel(None).0,
+            started: std::time::Instant::now(),
         }
     }
 

@@ -3,8 +3,10 @@
 //! DataNode without one is left out: a Hadoop client could not reach it),
 //! and raftfs's block access token travels inside Hadoop's token message
 //! (its identifier is raftfs's encoded identifier; the DataNode decodes it).
-//! `ipcPort` carries the DataNode's raftfs data transfer port, which the
-//! head of a Hadoop client's write pipeline forwards to.
+//! `ipcPort` carries the DataNode's raftfs data port: the head of a Hadoop
+//! client's write pipeline forwards to it, and a Hadoop client asks it
+//! over ClientDatanodeProtocol how much of a block being written it can
+//! read (the port serves both).
 
 use raftfs_proto::{codec, BlockToken, DatanodeId, FsError, LocatedBlock, LocatedBlocks};
 
@@ -70,9 +72,9 @@ pub fn datanode_info(id: &DatanodeId, at: &DatanodeEndpoints) -> Option<hdfs::Da
             datanode_uuid: id.uuid.clone(),
             xfer_port,
             info_port,
-            // raftfs's own data transfer port: a DataNode that heads a
-            // Hadoop client's pipeline forwards down it through raftfs's
-            // pipeline (HDFS's ClientDatanodeProtocol is not served).
+            // raftfs's data port: a DataNode that heads a Hadoop client's
+            // pipeline forwards down it through raftfs's pipeline, and it
+            // also serves ClientDatanodeProtocol (Hadoop IPC).
             ipc_port: split_addr(&id.addr).map_or(0, |(_, p)| p),
         },
         capacity: None,

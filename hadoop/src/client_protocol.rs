@@ -12,15 +12,15 @@
 //! per file of the page (up to 1,000), each audited as `open`.
 
 use prost::Message;
-use raftfs_proto::{Block, CallCtx, FsError, Op, OpResult, Permission, QuotaSetting};
+use raftfs_proto::{Block, FsError, Op, OpResult, Permission, QuotaSetting};
 
 use crate::blocks;
 use crate::cluster_calls;
-use crate::ids;
+use crate::ipc_service::{decode, Call, Refusal};
 use crate::method_kinds::{
     is_acl_method, is_client_protocol_method, is_snapshot_method, is_unsupported_feature_method,
 };
-use crate::namespace::{Answered, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+use crate::namespace::{Answered, HaState, HadoopNamespace, ServerDefaults};
 use crate::remote_error::RemoteError;
 use crate::status;
 use crate::wire::hdfs::{self, FsServerDefaults, CHECKSUM_CRC32C, HA_ACTIVE, HA_OBSERVER, HA_STANDBY};
@@ -40,57 +40,6 @@ const QUOTA_RESET: u64 = u64::MAX;
 /// Bytes per checksum chunk, as raftfs stores blocks.
 const WRITE_PACKET_BYTES: u32 = 64 * 1024;
 const FILE_BUFFER_BYTES: u32 = 4096;
-
-/// Why a call got no answer message.
-#[derive(Debug)]
-pub enum Refusal {
-    /// Answered with an exception; the connection goes on.
-    Remote(RemoteError),
-    /// The request message does not decode: answered with
-    /// `RpcServerException` (`ERROR_RPC_SERVER`); the connection goes on.
-    Undecodable(String),
-}
-
-impl From<RemoteError> for Refusal {
-    fn from(e: RemoteError) -> Refusal {
-        Refusal::Remote(e)
-    }
-}
-
-impl From<FsError> for Refusal {
-    fn from(e: FsError) -> Refusal {
-        Refusal::Remote(e.into())
-    }
-}
-
-/// One call: who, and its ids as Hadoop's header carries them.
-pub struct Call<'a> {
-    pub caller: &'a IpcCaller,
-    pub rpc_client_id: &'a [u8],
-    pub call_id: i32,
-    /// The state the client has seen (the header's `stateId`, sent by
-    /// observer-read clients; a negative one is none yet, 0).
-    pub seen_state_id: Option<u64>,
-}
-
-impl Call<'_> {
-    /// The call's raftfs ids, with `holder` as the client id when the
-    /// method names a lease holder.
-    pub(crate) fn ctx(&self, holder: Option<&str>) -> CallCtx {
-        CallCtx {
-            client_id: holder.map_or_else(|| ids::anonymous_client_id(self.rpc_client_id), str::to_string),
-            call_id: ids::call_id(self.rpc_client_id, self.call_id),
-            user: self.caller.user.clone(),
-            groups: Vec::new(),
-            routed_by: 0,
-        }
-    }
-}
-
-/// `M` from a request's bytes, or why not.
-pub(crate) fn decode<M: Message + Default>(bytes: &[u8]) -> Result<M, Refusal> {
-    M::decode(bytes).map_err(|e| Refusal::Undecodable(format!("{}: {e}", std::any::type_name::<M>())))
-}
 
 fn unexpected(method: &str, r: OpResult) -> Refusal {
     Refusal::Remote(FsError::Internal(format!("{method} answered {r:?}")).into())

@@ -14,7 +14,7 @@ use prost::Message;
 use raftfs_proto::{AdminOp, AdminResult, AdminState, DatanodeInfo, FsError, SafeModeAction};
 
 use crate::blocks;
-use crate::client_protocol::{decode, Call, Refusal};
+use crate::ipc_service::{decode, Call, Refusal};
 use crate::namespace::{DatanodeEndpoints, HadoopNamespace};
 use crate::wire::hdfs::{self, ADMIN_DECOMMISSIONED, ADMIN_DECOMMISSION_INPROGRESS, ADMIN_NORMAL};
 use crate::wire::namenode::*;

@@ -4,8 +4,10 @@
 //!
 //! - [`wire`]: our prost definitions of Hadoop's messages.
 //! - [`server`]: the IPC server (connection preamble, SASL negotiation of
-//!   SIMPLE, connection context, framed calls and answers, pings, errors
-//!   with the Java exception classes clients branch on).
+//!   SIMPLE or TOKEN, connection context, framed calls and answers, pings,
+//!   errors with the Java exception classes clients branch on), serving
+//!   one [`IpcService`] ([`ipc_service`]): [`NamenodeService`] on members
+//!   and routers, ClientDatanodeProtocol on DataNodes.
 //! - [`client_protocol`]: ClientNamenodeProtocol's methods, each turned
 //!   into a namespace [`Op`](raftfs_proto::Op) and its answer back into
 //!   Hadoop's message; [`cluster_calls`] the calls about the cluster
@@ -28,7 +30,9 @@ pub mod cluster_calls;
 pub mod delegation_token;
 pub mod digest_md5;
 pub mod ids;
+pub mod ipc_service;
 mod method_kinds;
+pub mod namenode_service;
 pub mod namespace;
 pub mod remote_error;
 pub mod sasl;
@@ -36,6 +40,8 @@ pub mod server;
 pub mod status;
 pub mod wire;
 
-pub use namespace::{Answered, DatanodeEndpoints, Endpoints, HaState, HadoopNamespace, IpcCaller, ServerDefaults};
+pub use ipc_service::{IpcCaller, IpcService};
+pub use namenode_service::NamenodeService;
+pub use namespace::{Answered, DatanodeEndpoints, Endpoints, HaState, HadoopNamespace, ServerDefaults};
 pub use remote_error::RemoteError;
 pub use server::{serve, MAX_IPC_FRAME_BYTES};

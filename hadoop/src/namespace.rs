@@ -9,6 +9,8 @@ use std::pin::Pin;
 
 use raftfs_proto::{AdminOp, AdminResult, CallCtx, DelegationTokenIdentifier, FsError, Op, OpResult};
 
+use crate::ipc_service::IpcCaller;
+
 /// A namespace call's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answered {
@@ -30,14 +32,6 @@ pub type EndpointsFuture<'a> = Pin<Box<dyn Future<Output = Endpoints> + Send + '
 pub type SyncFuture<'a> = Pin<Box<dyn Future<Output = Result<(), FsError>> + Send + 'a>>;
 /// An administrative call's future.
 pub type AdminFuture<'a> = Pin<Box<dyn Future<Output = Result<AdminResult, FsError>> + Send + 'a>>;
-
-/// Who a connection acts for, as the server authenticated it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IpcCaller {
-    pub user: String,
-    /// The peer's IP address (for the audit log).
-    pub ip: String,
-}
 
 /// What `getHAServiceState` answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

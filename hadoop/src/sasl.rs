@@ -2,29 +2,31 @@
 //! server's side of Hadoop's `SaslRpcClient`:
 //!
 //! ```text
-//! --auth simple:  NEGOTIATE ─► SUCCESS                (SIMPLE needs no more)
-//! --auth strong:  NEGOTIATE ─► NEGOTIATE [TOKEN DIGEST-MD5, challenge]
-//!                 INITIATE (response) ─► SUCCESS (rspauth)   the token's owner
+//! SIMPLE:          NEGOTIATE ─► SUCCESS                (SIMPLE needs no more)
+//! token required:  NEGOTIATE ─► NEGOTIATE [TOKEN DIGEST-MD5, challenge]
+//!                  INITIATE (response) ─► SUCCESS (rspauth)   the token's owner
 //! ```
 //!
-//! Under `--auth strong` the one method offered is TOKEN: the client holds
-//! a delegation token of this namespace (fetched by a user a certificate
-//! authenticated, `raftfs fetchdt --hadoop-token-file`, and read by
-//! Hadoop's clients from `HADOOP_TOKEN_FILE_LOCATION`) and proves it holds
-//! its password by DIGEST-MD5 ([`crate::digest_md5`]); the connection then
-//! acts for the token's owner. A token unknown, cancelled, expired or
-//! signed by a key the namespace does not have, a wrong proof, another
-//! method (KERBEROS is not served) or a message out of order is refused
-//! with `AccessControlException` and the connection closed.
+//! Where the service requires a token (ClientNamenodeProtocol under
+//! `--auth strong`, ClientDatanodeProtocol when block tokens are on) the
+//! one method offered is TOKEN: the client holds a token the service knows
+//! (a delegation token, fetched by a user a certificate authenticated with
+//! `raftfs fetchdt --hadoop-token-file` and read by Hadoop's clients from
+//! `HADOOP_TOKEN_FILE_LOCATION`; or the block token of the block it asks
+//! about) and proves it holds its password by DIGEST-MD5
+//! ([`crate::digest_md5`]); the connection then acts for the token's
+//! owner. A token unknown, cancelled, expired or signed by a key the
+//! service does not have, a wrong proof, another method (KERBEROS is not
+//! served) or a message out of order is refused with
+//! `AccessControlException` and the connection closed.
 
 use base64::Engine;
 
-use crate::delegation_token::decode_identifier;
 use crate::digest_md5;
-use crate::namespace::HadoopNamespace;
+use crate::ipc_service::{AuthenticatedToken, IpcService};
 use crate::wire::rpc::{RpcSasl, SaslAuth, SASL_INITIATE, SASL_NEGOTIATE, SASL_SUCCESS};
 
-/// Hadoop's names of the one method and mechanism offered under `--auth strong`.
+/// Hadoop's names of the one method and mechanism offered where a token is required.
 pub const TOKEN_METHOD: &str = "TOKEN";
 pub const DIGEST_MECHANISM: &str = "DIGEST-MD5";
 
@@ -36,7 +38,9 @@ pub enum SaslExchange {
     /// The TOKEN challenge with this nonce was sent; waiting for INITIATE.
     Initiated { nonce: String },
     /// Over: SIMPLE (the context names the user), or TOKEN for this owner.
-    Done { token_owner: Option<String> },
+    Done {
+        token: Option<(String, AuthenticatedToken)>,
+    },
 }
 
 /// What one SASL message leads to.
@@ -62,11 +66,11 @@ impl SaslExchange {
 
     /// Take the client's message `m`; the answer and the next state, or why
     /// the connection is refused.
-    pub async fn step(&self, m: &RpcSasl, ns: &dyn HadoopNamespace) -> Result<SaslStep, String> {
+    pub async fn step(&self, m: &RpcSasl, service: &dyn IpcService) -> Result<SaslStep, String> {
         match (self, m.state) {
             (SaslExchange::Negotiate { strong: false }, SASL_NEGOTIATE) => Ok(SaslStep {
                 answer: message(SASL_SUCCESS, None, Vec::new()),
-                next: SaslExchange::Done { token_owner: None },
+                next: SaslExchange::Done { token: None },
             }),
             (SaslExchange::Negotiate { strong: true }, SASL_NEGOTIATE) => {
                 let nonce = digest_md5::new_nonce();
@@ -86,7 +90,7 @@ impl SaslExchange {
                 let chosen = m.auths.first().ok_or("INITIATE names no method")?;
                 if chosen.method != TOKEN_METHOD || chosen.mechanism != DIGEST_MECHANISM {
                     return Err(format!(
-                        "Client cannot authenticate via:[{}]; this server takes [{TOKEN_METHOD}] (a delegation token)",
+                        "Client cannot authenticate via:[{}]; this server takes [{TOKEN_METHOD}]",
                         chosen.method
                     ));
                 }
@@ -94,14 +98,17 @@ impl SaslExchange {
                 let identifier = base64::engine::general_purpose::STANDARD
                     .decode(&response.username)
                     .map_err(|e| format!("the DIGEST-MD5 username is not base64: {e}"))?;
-                let id = decode_identifier(&identifier).map_err(|e| e.to_string())?;
-                let password = ns.token_password(&id).await.map_err(|e| e.to_string())?;
-                let password = base64::engine::general_purpose::STANDARD.encode(password);
-                let rspauth = digest_md5::verify(&response, nonce, &password)?;
+                let secret = service.token_secret(&identifier).await?;
+                let encoded = base64::engine::general_purpose::STANDARD.encode(&secret.password);
+                let rspauth = digest_md5::verify(&response, nonce, &encoded)?;
+                let token = AuthenticatedToken {
+                    identifier,
+                    password: secret.password,
+                };
                 Ok(SaslStep {
                     answer: message(SASL_SUCCESS, Some(rspauth), Vec::new()),
                     next: SaslExchange::Done {
-                        token_owner: Some(id.owner),
+                        token: Some((secret.owner, token)),
                     },
                 })
             }

@@ -1,6 +1,10 @@
 //! The Hadoop IPC server: one task per connection, calls run
 //! concurrently within a connection, answers written in completion order
-//! (Hadoop's clients match answers to calls by call id).
+//! (Hadoop's clients match answers to calls by call id). What it serves
+//! is an [`IpcService`]: ClientNamenodeProtocol on members and routers
+//! (on a port of their own, [`serve`]), ClientDatanodeProtocol on
+//! DataNodes (on their data port, whose connections that open with
+//! `hrpc` go to [`serve_connection`]).
 //!
 //! A connection, as Hadoop's `Server` reads it:
 //!
@@ -19,15 +23,18 @@
 //! written and the connection closed; an error answer (an exception, an
 //! unknown method) leaves it open.
 //!
-//! Authentication: under `--auth simple` the connection context's user is
-//! trusted, as HDFS's SIMPLE authentication trusts it (for trusted
-//! networks); a real user other than the effective one (a proxy user) is
-//! refused, as HDFS refuses one no `hadoop.proxyuser.*` rule allows.
-//! Under `--auth strong` a connection authenticates with a delegation
-//! token (SASL TOKEN, DIGEST-MD5: [`crate::sasl`]) and acts for its owner;
-//! a SIMPLE client is refused with `AccessControlException` ("SIMPLE
-//! authentication is not enabled"), as a secure HDFS refuses one.
-//! KERBEROS is not served.
+//! Authentication: where the service takes SIMPLE the connection
+//! context's user is trusted, as HDFS's SIMPLE authentication trusts it
+//! (for trusted networks); a real user other than the effective one (a
+//! proxy user) is refused, as HDFS refuses one no `hadoop.proxyuser.*`
+//! rule allows. Where it requires a token (`--auth strong` for
+//! ClientNamenodeProtocol, block tokens on for ClientDatanodeProtocol) a
+//! connection authenticates with one (SASL TOKEN, DIGEST-MD5:
+//! [`crate::sasl`]) and acts for its owner; a SIMPLE client is refused
+//! with `AccessControlException` ("SIMPLE authentication is not
+//! enabled"), as a secure HDFS refuses one. KERBEROS is not served. A
+//! connection whose context names another protocol than the service's is
+//! refused (`RpcNoSuchProtocolException`).
 //!
 //! Caveat: Hadoop IPC is plaintext TCP, and TOKEN authentication here
 //! offers `qop=auth` only (HDFS can add integrity or privacy with SASL
@@ -40,14 +47,12 @@ use std::time::Duration;
 use bytes::{Buf, BytesMut};
 use futures::future::BoxFuture;
 use prost::Message;
-use raftfs_trust::ClientAuth;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Semaphore};
 
-use crate::client_protocol::{self, Call, Refusal, CLIENT_PROTOCOL};
-use crate::namespace::{HadoopNamespace, IpcCaller};
+use crate::ipc_service::{AuthenticatedToken, Call, IpcCaller, IpcService, Refusal};
 use crate::remote_error::RemoteError;
 use crate::sasl::SaslExchange;
 use crate::wire::rpc::*;
@@ -81,12 +86,11 @@ const AUTHORIZATION_CLASS: &str = "org.apache.hadoop.security.authorize.Authoriz
 const IPC_EXCEPTION_CLASS: &str = "org.apache.hadoop.ipc.IpcException";
 const RPC_SERVER_EXCEPTION_CLASS: &str = "org.apache.hadoop.ipc.RpcServerException";
 
-/// Serve Hadoop IPC on `listener` until `shutdown` completes.
+/// Serve `service` over Hadoop IPC on `listener` until `shutdown` completes.
 #[inline(never)]
 pub fn serve(
     listener: TcpListener,
-    ns: Arc<dyn HadoopNamespace>,
-    auth: ClientAuth,
+    service: Arc<dyn IpcService>,
     shutdown: BoxFuture<'static, ()>,
 ) -> BoxFuture<'static, ()> {
     Box::pin(async move {
@@ -103,10 +107,10 @@ pub fn serve(
             };
             match accepted {
                 Ok((stream, peer)) => {
-                    let ns = ns.clone();
+                    let service = service.clone();
                     tokio::spawn(async move {
                         let _permit = permit;
-                        if let Err(why) = connection(stream, peer, ns, auth).await {
+                        if let Err(why) = serve_connection(stream, peer, service).await {
                             tracing::debug!(%peer, %why, "Hadoop IPC connection closed");
                         }
                     });
@@ -214,11 +218,12 @@ fn delimited(buf: &mut BytesMut) -> Result<BytesMut, String> {
     Ok(buf.split_to(len))
 }
 
-async fn connection(
+/// Serve `service` on one accepted connection from `peer`, from its
+/// preamble to its end; why it closed, if not cleanly.
+pub async fn serve_connection(
     mut stream: TcpStream,
     peer: SocketAddr,
-    ns: Arc<dyn HadoopNamespace>,
-    auth: ClientAuth,
+    service: Arc<dyn IpcService>,
 ) -> Result<(), Closed> {
     let _ = stream.set_nodelay(true);
     let handshake = Duration::from_millis(HANDSHAKE_TIMEOUT_MS);
@@ -270,7 +275,7 @@ async fn connection(
             .await;
         }
     };
-    let strong = auth == ClientAuth::Strong;
+    let strong = service.requires_token();
     if strong && !sasl {
         return fatal(
             &mut stream,
@@ -307,7 +312,7 @@ async fn connection(
         }
         let _ = write_half.shutdown().await;
     });
-    let result = calls(&mut reader, &tx, peer, ns, exchange, strong).await;
+    let result = calls(&mut reader, &tx, peer, service, exchange, strong).await;
     if let Err(Fatal {
         call_id,
         code,
@@ -349,7 +354,7 @@ async fn calls(
     reader: &mut BufReader<OwnedReadHalf>,
     tx: &mpsc::Sender<Vec<u8>>,
     peer: SocketAddr,
-    ns: Arc<dyn HadoopNamespace>,
+    service: Arc<dyn IpcService>,
     mut exchange: Option<SaslExchange>,
     strong: bool,
 ) -> Result<(), Fatal> {
@@ -398,7 +403,7 @@ async fn calls(
                     Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e.to_string())
                 })?;
                 let at = exchange.take().expect("matched above");
-                let step = at.step(&m, &*ns).await.map_err(|why| {
+                let step = at.step(&m, &*service).await.map_err(|why| {
                     tracing::warn!(%peer, %why, "Hadoop IPC authentication refused");
                     Fatal::new(call_id, FATAL_UNAUTHORIZED, ACCESS_CONTROL_CLASS, why)
                 })?;
@@ -411,11 +416,11 @@ async fn calls(
                 let ctx = IpcConnectionContext::decode(piece).map_err(|e| {
                     Fatal::new(call_id, FATAL_DESERIALIZING_REQUEST, IPC_EXCEPTION_CLASS, e.to_string())
                 })?;
-                let token_owner = match &exchange {
-                    Some(SaslExchange::Done { token_owner }) => token_owner.as_deref(),
+                let token = match &exchange {
+                    Some(SaslExchange::Done { token }) => token.clone(),
                     _ => None,
                 };
-                if strong && token_owner.is_none() {
+                if strong && token.is_none() {
                     return Err(Fatal::new(
                         call_id,
                         FATAL_UNAUTHORIZED,
@@ -423,7 +428,7 @@ async fn calls(
                         "the connection context came before TOKEN authentication",
                     ));
                 }
-                caller = Some(Arc::new(authorize(&ctx, peer, token_owner)?));
+                caller = Some(Arc::new(authorize(&ctx, peer, token, service.protocol())?));
             }
             PING_CALL_ID => {}
             id if id >= 0 => {
@@ -455,10 +460,10 @@ async fn calls(
                     )
                 })?;
                 let permit = in_flight.clone().acquire_owned().await.expect("never closed");
-                let (ns, tx) = (ns.clone(), tx.clone());
+                let (service, tx) = (service.clone(), tx.clone());
                 tokio::spawn(async move {
                     let _permit = permit;
-                    let f = run_call(&*ns, &who, &header, &request_header, &request).await;
+                    let f = run_call(&*service, &who, &header, &request_header, &request).await;
                     let _ = tx.send(f).await;
                 });
             }
@@ -488,11 +493,16 @@ async fn send(tx: &mpsc::Sender<Vec<u8>>, f: Vec<u8>) -> Result<(), Fatal> {
 /// Who the connection acts for: the owner of the token it authenticated
 /// with (a context naming someone else is an impersonation, refused), or
 /// else the context's effective user, trusted as SIMPLE authentication
-/// trusts it.
-fn authorize(ctx: &IpcConnectionContext, peer: SocketAddr, token_owner: Option<&str>) -> Result<IpcCaller, Fatal> {
+/// trusts it. A context for another protocol than `protocol` is refused.
+fn authorize(
+    ctx: &IpcConnectionContext,
+    peer: SocketAddr,
+    token: Option<(String, AuthenticatedToken)>,
+    protocol: &str,
+) -> Result<IpcCaller, Fatal> {
     let id = CONNECTION_CONTEXT_CALL_ID;
     if let Some(p) = ctx.protocol.as_deref() {
-        if p != CLIENT_PROTOCOL {
+        if p != protocol {
             let e = RemoteError::no_such_protocol(p);
             return Err(Fatal::new(id, FATAL_UNAUTHORIZED, e.class, e.message));
         }
@@ -507,12 +517,13 @@ fn authorize(ctx: &IpcConnectionContext, peer: SocketAddr, token_owner: Option<&
             format!("User: {real} is not allowed to impersonate {user}"),
         )
     };
-    if let Some(owner) = token_owner {
+    if let Some((owner, token)) = token {
         return match named.filter(|u| !u.is_empty()) {
-            Some(user) if user != owner => Err(impersonates(owner, &user)),
+            Some(user) if user != owner => Err(impersonates(&owner, &user)),
             _ => Ok(IpcCaller {
-                user: owner.to_string(),
+                user: owner,
                 ip: peer.ip().to_string(),
+                token: Some(token),
             }),
         };
     }
@@ -530,19 +541,20 @@ fn authorize(ctx: &IpcConnectionContext, peer: SocketAddr, token_owner: Option<&
     Ok(IpcCaller {
         user,
         ip: peer.ip().to_string(),
+        token: None,
     })
 }
 
 /// One call's answer frame.
 async fn run_call(
-    ns: &dyn HadoopNamespace,
+    service: &dyn IpcService,
     who: &IpcCaller,
     header: &RpcRequestHeader,
     request_header: &RequestHeader,
     request: &[u8],
 ) -> Vec<u8> {
     let (id, client) = (header.call_id, &header.client_id[..]);
-    if request_header.declaring_class_protocol_name != CLIENT_PROTOCOL {
+    if request_header.declaring_class_protocol_name != service.protocol() {
         let e = RemoteError::no_such_protocol(&request_header.declaring_class_protocol_name);
         return error_frame(id, client, STATUS_ERROR, e.class, &e.message, e.code);
     }
@@ -552,8 +564,8 @@ async fn run_call(
         call_id: id,
         seen_state_id: header.state_id.map(|s| s.max(0) as u64),
     };
-    match client_protocol::answer(ns, &call, &request_header.method_name, request).await {
-        Ok(answer) => success_frame(id, client, ns.state_id(), &answer),
+    match service.answer(&call, &request_header.method_name, request).await {
+        Ok(answer) => success_frame(id, client, service.state_id(), &answer),
         Err(Refusal::Remote(e)) => error_frame(id, client, STATUS_ERROR, e.class, &e.message, e.code),
         Err(Refusal::Undecodable(e)) => error_frame(
             id,

@@ -73,6 +73,73 @@ pub(super) fn read_block_needs_its_token(addr: &str) {
     assert!(closed(&mut d));
 }
 
+/// A DataNode's data port, which Hadoop's locations name as its
+/// `ipcPort`, also speaks Hadoop IPC (ClientDatanodeProtocol). With block
+/// tokens on, a SIMPLE client is refused and a SASL one is offered only
+/// TOKEN (the block token); garbage that looks like the start of IPC is
+/// closed. (Java's reads of a file open for writing use it in earnest:
+/// `java_fs_shell`.)
+pub(super) fn datanode_ipc_takes_only_block_tokens(addr: &str) {
+    use raftfs_hadoop::wire::rpc::*;
+    let req = GetBlockLocationsRequest {
+        src: format!("/user/alice/data/f{}", FILE_SIZES[4]),
+        offset: 0,
+        length: 1 << 20,
+    };
+    let (h, body) = one_call(addr, "alice", "getBlockLocations", req);
+    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
+    let located = GetBlockLocationsResponse::decode(&body[..]).unwrap().locations.unwrap();
+    let dn = &located.blocks[0].locs[0].id;
+    let ipc = format!("{}:{}", dn.ip_addr, dn.ipc_port);
+    let open = |preamble: &[u8]| {
+        let mut s = TcpStream::connect(&ipc).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(preamble).unwrap();
+        s
+    };
+
+    let mut simple = open(b"hrpc\x09\x00\x00");
+    let (h, _) = super::ipc::answer(&mut simple);
+    assert_eq!(h.status, STATUS_FATAL, "{h:?}");
+    assert_eq!(
+        h.exception_class_name.as_deref(),
+        Some("org.apache.hadoop.security.AccessControlException")
+    );
+    assert!(
+        h.error_msg
+            .as_deref()
+            .unwrap_or("")
+            .contains("SIMPLE authentication is not enabled"),
+        "{h:?}"
+    );
+    assert!(closed(&mut simple));
+
+    let mut sasl = open(b"hrpc\x09\x00\xdf");
+    let negotiate = RpcSasl {
+        version: None,
+        state: SASL_NEGOTIATE,
+        token: None,
+        auths: Vec::new(),
+    };
+    sasl.write_all(&super::ipc::frame(&[
+        super::ipc::header(SASL_CALL_ID),
+        negotiate.encode_length_delimited_to_vec(),
+    ]))
+    .unwrap();
+    let (h, body) = super::ipc::answer(&mut sasl);
+    assert_eq!((h.status, h.call_id), (STATUS_SUCCESS, SASL_CALL_ID as u32), "{h:?}");
+    let offer = RpcSasl::decode(&body[..]).unwrap();
+    let methods: Vec<(&str, &str)> = offer
+        .auths
+        .iter()
+        .map(|a| (a.method.as_str(), a.mechanism.as_str()))
+        .collect();
+    assert_eq!(methods, [("TOKEN", "DIGEST-MD5")], "{offer:?}");
+
+    let mut garbage = open(b"hello, not Hadoop IPC");
+    assert!(closed(&mut garbage), "garbage that starts like IPC is closed");
+}
+
 /// A raw DataTransferProtocol op on a new connection: the first answer.
 fn xfer_op(xfer: &str, op_code: u8, op: impl Message) -> BlockOpResponse {
     let mut bytes = DATA_TRANSFER_VERSION.to_be_bytes().to_vec();

@@ -25,14 +25,14 @@ use crate::common;
 const HADOOP_RPC_OFFSET: u16 = 360;
 const PROTOCOL: &str = "org.apache.hadoop.hdfs.protocol.ClientProtocol";
 
-fn frame(parts: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn frame(parts: &[Vec<u8>]) -> Vec<u8> {
     let body: Vec<u8> = parts.concat();
     let mut out = (body.len() as u32).to_be_bytes().to_vec();
     out.extend(body);
     out
 }
 
-fn header(call_id: i32) -> Vec<u8> {
+pub(super) fn header(call_id: i32) -> Vec<u8> {
     header_seen(call_id, None)
 }
 

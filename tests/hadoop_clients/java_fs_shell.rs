@@ -7,7 +7,9 @@
 //! What it shows: directories, a put of a file of four blocks and its get,
 //! appends (Java's append sets its pipeline up with the block's length in
 //! `minBytesRcvd` and the file's block size in the header, which the
-//! DataNode once took for the length), `-checksum` equal to raftfs's,
+//! DataNode once took for the length), a file still being written read up
+//! to what was hflushed (Java asks a DataNode over ClientDatanodeProtocol
+//! how long the last block is), `-checksum` equal to raftfs's,
 //! rename, count, delete; and the errors an HDFS user knows, word for word
 //! where FsShell prints them: not found, exists, permission denied, ACLs
 //! disabled, a rename across nameservices refused.
@@ -20,10 +22,9 @@ const JARS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/hadoop-java/jars
 /// Blocks of the files FsShell writes here (`-D dfs.blocksize`).
 const BLOCK_SIZE: &str = "1048576";
 
-/// `hadoop fs ARGS` as `user` (SIMPLE authentication): whether it
-/// succeeded, and its stdout then stderr.
-fn hadoop_fs(dev: &Dev, user: &str, args: &[&str]) -> (bool, String) {
-    let out = Command::new("java")
+/// Run `hadoop fs ARGS` as `user` (SIMPLE authentication).
+fn fs_shell(dev: &Dev, user: &str, args: &[&str]) -> std::process::Output {
+    Command::new("java")
         .arg("-cp")
         .arg(format!("{JARS}/*:{}", dev.conf))
         .arg("org.apache.hadoop.fs.FsShell")
@@ -31,8 +32,12 @@ fn hadoop_fs(dev: &Dev, user: &str, args: &[&str]) -> (bool, String) {
         .env("HADOOP_USER_NAME", user)
         .env_remove("HADOOP_TOKEN_FILE_LOCATION")
         .output()
-        .expect("run java (scripts/setup.sh installs it)");
-    outcome(&out)
+        .expect("run java (scripts/setup.sh installs it)")
+}
+
+/// `hadoop fs ARGS` as `user`: whether it succeeded, and its stdout then stderr.
+fn hadoop_fs(dev: &Dev, user: &str, args: &[&str]) -> (bool, String) {
+    outcome(&fs_shell(dev, user, args))
 }
 
 /// `hadoop fs ARGS` as alice, which must succeed; its output.
@@ -99,6 +104,11 @@ fn hadoop_fs_of_hadoop_3_works_against_raftfs_dev() {
         "raftfs reads other bytes than hadoop fs put and appended"
     );
 
+    // A file still being written: FsShell reads what was hflushed, its
+    // last block's length asked of a DataNode over ClientDatanodeProtocol
+    // (authenticated with the block token, SASL DIGEST-MD5).
+    reads_a_file_open_for_writing(&dev, &routers);
+
     // The same checksum as raftfs's -checksum, from the same DataNodes.
     let java_sum = ok(&dev, &["-checksum", "/user/alice/java/big"]);
     let ours = Command::new(common::BIN)
@@ -161,4 +171,53 @@ fn hadoop_fs_of_hadoop_3_works_against_raftfs_dev() {
     ok(&dev, &["-rm", "-r", "/user/alice/java"]);
     let (exists, text) = hadoop_fs(&dev, "alice", &["-test", "-e", "/user/alice/java"]);
     assert!(!exists, "-test -e after -rm -r: {text}");
+}
+
+/// The raftfs SDK writes a file of 1 MiB blocks and hflushes, twice (the
+/// second time into its second block), leaving it open; each time
+/// `hadoop fs -cat` must print exactly what was hflushed; once closed, all.
+fn reads_a_file_open_for_writing(dev: &Dev, routers: &str) {
+    use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let opts = ClientOptions {
+        tls: ClientTls::CaFile(dev.ca.clone().into()),
+        ..ClientOptions::default()
+    };
+    let fs = FileSystem::connect(routers, Identity::new("alice", &["alice"]), opts).expect("connect the SDK");
+    let path = "/user/alice/open-for-writing";
+    let data = pattern(1_300_000);
+    let mut w = rt
+        .block_on(fs.create_file_opt(path, true, None, 3, 1 << 20, true))
+        .expect("create");
+    for upto in [100_000, data.len()] {
+        let from = if upto == 100_000 { 0 } else { 100_000 };
+        rt.block_on(async {
+            w.write(&data[from..upto]).await?;
+            w.hflush().await
+        })
+        .expect("write and hflush");
+        let cat = hadoop_fs_bytes(dev, &["-cat", path]);
+        assert_eq!(
+            cat.len(),
+            upto,
+            "hadoop fs -cat of a file open with {upto} bytes hflushed"
+        );
+        assert!(
+            cat == data[..upto],
+            "hadoop fs -cat printed other bytes than were hflushed"
+        );
+    }
+    rt.block_on(w.close()).expect("close");
+    assert!(hadoop_fs_bytes(dev, &["-cat", path]) == data, "-cat after close");
+}
+
+/// `hadoop fs ARGS` as alice, which must succeed; its stdout's bytes.
+fn hadoop_fs_bytes(dev: &Dev, args: &[&str]) -> Vec<u8> {
+    let out = fs_shell(dev, "alice", args);
+    assert!(
+        out.status.success(),
+        "hadoop fs {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }

@@ -376,6 +376,7 @@ fn hdfs_native_works_against_raftfs_dev_over_hadoop_rpc() {
         std::panic::catch_unwind(|| {
             ipc::ipc_server_refuses_bad_input_and_goes_on(&addr);
             data_transfer::read_block_needs_its_token(&addr);
+            data_transfer::datanode_ipc_takes_only_block_tokens(&addr);
             ipc::cluster_and_file_calls_answer_as_hdfs(&addr, &raftfs_client::Identity::resolve(None).user);
             data_transfer::data_port_refuses_bad_input_and_goes_on(&addr);
             data_transfer::block_checksums_agree_with_the_sdk(

@@ -308,22 +308,43 @@ impl BlockKeyRing {
                 mode.name()
             )));
         }
+        mac(&self.live_key(t, now_ms)?, id)?
+            .verify_slice(&t.password)
+            .map_err(|_| FsError::InvalidToken(format!("{t}: the password does not match (forged or altered)")))
+    }
+
+    /// The password of the token `id` names (HDFS's `retrievePassword`),
+    /// which a client that holds the token proves it knows (SASL TOKEN on
+    /// ClientDatanodeProtocol); refused if it has expired or its key is
+    /// not one a member of its pool handed this DataNode. What it grants
+    /// is checked per request, with [`BlockKeyRing::check`].
+    pub fn password(&self, id: &BlockTokenIdentifier, now_ms: i64) -> Result<Vec<u8>, FsError> {
+        let t = BlockToken {
+            identifier: id.clone(),
+            password: Vec::new(),
+        };
+        Ok(mac(&self.live_key(&t, now_ms)?, id)?.finalize().into_bytes().to_vec())
+    }
+
+    /// The key `t` names, if `t` has not expired and this DataNode has it.
+    fn live_key(&self, t: &BlockToken, now_ms: i64) -> Result<BlockKey, FsError> {
+        let id = &t.identifier;
         if id.expiry_ms < now_ms {
             return Err(FsError::InvalidToken(format!("{t} is expired")));
         }
         let key = {
             let pools = self.pools.read();
-            pools.get(block_pool_id).and_then(|p| p.keys.get(&id.key_id)).cloned()
+            pools
+                .get(&id.block_pool_id)
+                .and_then(|p| p.keys.get(&id.key_id))
+                .cloned()
         };
-        let Some(key) = key else {
-            return Err(FsError::InvalidToken(format!(
+        key.ok_or_else(|| {
+            FsError::InvalidToken(format!(
                 "Can't re-compute password for {t}, since the required block key (keyID={:#x}) doesn't exist",
                 id.key_id
-            )));
-        };
-        mac(&key, id)?
-            .verify_slice(&t.password)
-            .map_err(|_| FsError::InvalidToken(format!("{t}: the password does not match (forged or altered)")))
+            ))
+        })
     }
 
     /// A token this DataNode signs itself, with the current key of a
@@ -414,6 +435,27 @@ mod tests {
             ring.check(Some(&t), POOL, 7, AccessMode::Read, T0 + TIMES.lifetime_ms as i64 + 1),
             "is expired",
         );
+    }
+
+    #[test]
+    fn the_password_of_a_live_token_is_recomputed_and_of_no_other() {
+        let (m, ring) = setup();
+        let t = m.mint("alice", 7, AccessModes::of(&[AccessMode::Read]), T0).unwrap();
+        assert_eq!(ring.password(&t.identifier, T0 + 1).unwrap(), t.password);
+        let mut altered = t.identifier.clone();
+        altered.block_id = 8;
+        assert_ne!(
+            ring.password(&altered, T0).unwrap(),
+            t.password,
+            "another identifier, another password"
+        );
+        let expired = ring.password(&t.identifier, T0 + TIMES.lifetime_ms as i64 + 1);
+        refused(expired.map(|_| ()), "is expired");
+        let stranger = BlockTokenSecretManager::new(POOL, TIMES, T0);
+        let t2 = stranger
+            .mint("alice", 7, AccessModes::of(&[AccessMode::Read]), T0)
+            .unwrap();
+        refused(ring.password(&t2.identifier, T0).map(|_| ()), "doesn't exist");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! These are our own prost definitions of the messages Hadoop's `.proto`
 //! files describe (hadoop-common's `RpcHeader`, `IpcConnectionContext`,
 //! `ProtobufRpcEngine2`, `Security`; hadoop-hdfs-client's `hdfs` and
-//! `ClientNamenodeProtocol`, `datatransfer`): the field numbers and types are the wire
+//! `ClientNamenodeProtocol`, `ClientDatanodeProtocol`, `datatransfer`): the field numbers and types are the wire
 //! format's, the names are ours, and only what raftfs reads or answers is
 //! declared (a decoder skips unknown fields, as protobuf does). proto2
 //! `required` fields are declared `required` so they are always written:
@@ -13,6 +13,7 @@
 //! the tests against an independent client (`hdfs-native`) are what say
 //! these definitions agree with Hadoop's.
 
+pub mod client_datanode;
 pub mod datatransfer;
 pub mod hdfs;
 pub mod namenode;
