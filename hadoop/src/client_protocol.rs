@@ -341,14 +341,25 @@ pub async fn answer(
             };
             match run(Some(&r.client_name), op).await? {
                 // HDFS answers with the whole new pipeline: the existing
-                // nodes, then the added ones.
+                // nodes, then the added ones, each with its storage (Java
+                // refuses a block whose storages and nodes do not pair up).
                 OpResult::Located(lb) => {
                     let mut located = blocks::one_located_block(ns, &lb, &r.blk.pool_id).await?;
+                    let mut storage_ids = if r.existing_storage_uuids.len() == r.existings.len() {
+                        r.existing_storage_uuids
+                    } else {
+                        let at = ns.datanode_endpoints(uuids(&r.existings)).await;
+                        let storage_of =
+                            |d: &hdfs::DatanodeInfo| at.get(&d.id.datanode_uuid).map(|e| e.storage_id.clone());
+                        r.existings.iter().map(|d| storage_of(d).unwrap_or_default()).collect()
+                    };
+                    storage_ids.append(&mut located.storage_ids);
                     let mut locs = r.existings;
                     locs.append(&mut located.locs);
                     located.is_cached = vec![false; locs.len()];
                     located.storage_types = vec![hdfs::STORAGE_DISK; locs.len()];
                     located.locs = locs;
+                    located.storage_ids = storage_ids;
                     LocatedBlockResponse { block: located }.encode_to_vec()
                 }
                 other => return Err(unexpected(method, other)),

@@ -155,14 +155,21 @@ fn xfer_op(xfer: &str, op_code: u8, op: impl Message) -> BlockOpResponse {
 
 /// The blocks of `path` as getBlockLocations answers over Hadoop RPC.
 pub(super) fn hadoop_blocks(addr: &str, path: &str) -> raftfs_hadoop::wire::hdfs::LocatedBlocks {
+    try_hadoop_blocks(addr, path).unwrap_or_else(|| panic!("getBlockLocations {path} failed"))
+}
+
+/// [`hadoop_blocks`], or `None` when the call fails (no such file yet).
+pub(super) fn try_hadoop_blocks(addr: &str, path: &str) -> Option<raftfs_hadoop::wire::hdfs::LocatedBlocks> {
     let req = GetBlockLocationsRequest {
         src: path.into(),
         offset: 0,
         length: u64::MAX >> 1,
     };
     let (h, body) = one_call(addr, "alice", "getBlockLocations", req);
-    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
-    GetBlockLocationsResponse::decode(&body[..]).unwrap().locations.unwrap()
+    if h.status != STATUS_SUCCESS {
+        return None;
+    }
+    GetBlockLocationsResponse::decode(&body[..]).unwrap().locations
 }
 
 /// What `hadoop fs -checksum` computes from each block's BLOCK_CHECKSUM
@@ -366,6 +373,23 @@ fn datanode_warnings(dev_dir: &std::path::Path) -> String {
 /// the node. `fs` is the file system's URL and a Hadoop RPC address
 /// serving it (a leader's or a router's). Returns the path written and its
 /// bytes.
+/// `kill -9` the DataNode of `raftfs dev` (in `dev_dir`) whose uuid is
+/// `uuid`; its number.
+pub(super) fn kill_datanode(dev_dir: &std::path::Path, uuid: &str) -> usize {
+    let j = (1..=DATANODES)
+        .find(|j| {
+            std::fs::read_to_string(dev_dir.join(format!("dn{j}/data/current/ID"))).is_ok_and(|id| id.contains(uuid))
+        })
+        .unwrap_or_else(|| panic!("no DataNode directory holds uuid {uuid}"));
+    let pid: i32 = std::fs::read_to_string(dev_dir.join(format!("dn{j}.pid")))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill -9 DataNode {j}");
+    j
+}
+
 pub(super) fn hdfs_native_rebuilds_its_pipeline_when_a_datanode_dies(
     rt: &tokio::runtime::Runtime,
     conf: &str,
@@ -404,18 +428,7 @@ pub(super) fn hdfs_native_rebuilds_its_pipeline_when_a_datanode_dies(
         let last = located.blocks.last().expect("the block being written");
         assert_eq!(last.locs.len(), 3, "a pipeline of three: {last:?}");
         let victim = last.locs[1].id.datanode_uuid.clone();
-        let j = (1..=DATANODES)
-            .find(|j| {
-                std::fs::read_to_string(dev_dir.join(format!("dn{j}/data/current/ID")))
-                    .is_ok_and(|id| id.contains(&victim))
-            })
-            .unwrap_or_else(|| panic!("no DataNode directory holds uuid {victim}"));
-        let pid: i32 = std::fs::read_to_string(dev_dir.join(format!("dn{j}.pid")))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0, "kill -9 DataNode {j}");
+        let j = kill_datanode(dev_dir, &victim);
         let rest = w.write_bytes(bytes::Bytes::copy_from_slice(&data[cut..])).await;
         let closed = match rest {
             Ok(_) => w.close().await,

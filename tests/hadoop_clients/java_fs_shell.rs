@@ -10,7 +10,8 @@
 //! DataNode once took for the length), a file still being written read up
 //! to what was hflushed (Java asks a DataNode over ClientDatanodeProtocol
 //! how long the last block is), `-checksum` equal to raftfs's,
-//! rename, count, delete; and the errors an HDFS user knows, word for word
+//! rename, count, a put that goes on when a DataNode of its pipeline or
+//! its nameservice's leader is killed, delete; and the errors an HDFS user knows, word for word
 //! where FsShell prints them: not found, exists, permission denied, ACLs
 //! disabled, a rename across nameservices refused.
 
@@ -167,6 +168,13 @@ fn hadoop_fs_of_hadoop_3_works_against_raftfs_dev() {
         "a rename cannot cross nameservices",
     );
 
+    // A DataNode of the pipeline killed mid-put: Java rebuilds its
+    // pipeline (a new node from getAdditionalDatanode, the replica copied
+    // to it with TRANSFER_BLOCK, updatePipeline) and the put completes;
+    // the same with ns1's leader killed mid-put (Java fails over).
+    put_goes_on_when_a_datanode_dies(&dev);
+    put_goes_on_when_the_leader_dies(&dev);
+
     // Delete.
     ok(&dev, &["-rm", "-r", "/user/alice/java"]);
     let (exists, text) = hadoop_fs(&dev, "alice", &["-test", "-e", "/user/alice/java"]);
@@ -177,13 +185,8 @@ fn hadoop_fs_of_hadoop_3_works_against_raftfs_dev() {
 /// second time into its second block), leaving it open; each time
 /// `hadoop fs -cat` must print exactly what was hflushed; once closed, all.
 fn reads_a_file_open_for_writing(dev: &Dev, routers: &str) {
-    use raftfs_client::{ClientOptions, ClientTls, FileSystem, Identity};
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let opts = ClientOptions {
-        tls: ClientTls::CaFile(dev.ca.clone().into()),
-        ..ClientOptions::default()
-    };
-    let fs = FileSystem::connect(routers, Identity::new("alice", &["alice"]), opts).expect("connect the SDK");
+    let fs = alice_sdk(&dev.ca, routers);
     let path = "/user/alice/open-for-writing";
     let data = pattern(1_300_000);
     let mut w = rt
@@ -220,4 +223,118 @@ fn hadoop_fs_bytes(dev: &Dev, args: &[&str]) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// `hadoop fs -put -` of two and a half 1 MiB blocks from a pipe: once the
+/// second block's pipeline of three is up, one of its DataNodes is killed
+/// (`kill -9`), then the rest is written. With the replace-on-failure
+/// policy ALWAYS (and no best effort), Java must replace the node and
+/// finish; its second block has three replicas, none on the dead node.
+fn put_goes_on_when_a_datanode_dies(dev: &Dev) {
+    let path = "/user/alice/java/datanode-killed";
+    let conf = [
+        "dfs.client.block.write.replace-datanode-on-failure.policy=ALWAYS",
+        "dfs.client.block.write.replace-datanode-on-failure.best-effort=false",
+    ];
+    let mut victim = String::new();
+    let data = put_across_a_fault(dev, (path, path), &conf, |pipeline| {
+        victim = pipeline[1].id.datanode_uuid.clone();
+        format!("DataNode {}", data_transfer::kill_datanode(dev.dir.path(), &victim))
+    });
+    let located = data_transfer::hadoop_blocks(&dev.router_rpc, path);
+    assert_eq!(located.file_length, data.len() as u64);
+    let holders: Vec<&str> = located.blocks[1]
+        .locs
+        .iter()
+        .map(|d| d.id.datanode_uuid.as_str())
+        .collect();
+    assert_eq!(holders.len(), 3, "the second block kept three replicas: {holders:?}");
+    assert!(
+        !holders.contains(&victim.as_str()),
+        "the dead DataNode was replaced: {holders:?}"
+    );
+}
+
+/// The same against nameservice ns1 directly (`hdfs://ns1`, Hadoop's
+/// ConfiguredFailoverProxyProvider over its members), its leader killed
+/// mid-put: Java fails over to the new leader (StandbyException from a
+/// follower until one leads) and the put completes.
+fn put_goes_on_when_the_leader_dies(dev: &Dev) {
+    let path = "/user/alice/java/leader-killed";
+    put_across_a_fault(dev, (&format!("hdfs://ns1{path}"), path), &[], |_| {
+        let pid_file = dev.leader_pid_file("ns1");
+        let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        assert_eq!(
+            unsafe { libc::kill(pid, libc::SIGKILL) },
+            0,
+            "kill -9 the leader of ns1"
+        );
+        format!("the leader of ns1 ({})", pid_file.display())
+    });
+}
+
+/// `hadoop fs [-D CONF]... -put - DEST` (`dest` as a URL and as a path the
+/// routers know) of two and a half 1 MiB blocks from a pipe, `fault` run
+/// once the second block's pipeline of three is up (it says what it did),
+/// the rest written after it. The put must succeed and read back whole;
+/// the bytes it wrote.
+fn put_across_a_fault(
+    dev: &Dev,
+    (dest, path): (&str, &str),
+    conf: &[&str],
+    fault: impl FnOnce(&[raftfs_hadoop::wire::hdfs::DatanodeInfo]) -> String,
+) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let block = 1usize << 20;
+    let data = pattern(2 * block + 500_000);
+    let cut = block + 300_000;
+    let mut java = Command::new("java");
+    java.arg("-cp")
+        .arg(format!("{JARS}/*:{}", dev.conf))
+        .arg("org.apache.hadoop.fs.FsShell")
+        .args(["-D", &format!("dfs.blocksize={BLOCK_SIZE}")]);
+    for c in conf {
+        java.args(["-D", c]);
+    }
+    let mut java = java
+        .args(["-put", "-", dest])
+        .env("HADOOP_USER_NAME", "alice")
+        .env_remove("HADOOP_TOKEN_FILE_LOCATION")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run java");
+    let mut stdin = java.stdin.take().unwrap();
+    stdin.write_all(&data[..cut]).unwrap();
+    stdin.flush().unwrap();
+    // FsShell writes PATH._COPYING_ and renames it at the end.
+    let copying = format!("{path}._COPYING_");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pipeline = loop {
+        if let Some(lbs) = data_transfer::try_hadoop_blocks(&dev.router_rpc, &copying) {
+            if lbs.blocks.len() == 2 && lbs.blocks[1].locs.len() == 3 {
+                break lbs.blocks[1].locs.clone();
+            }
+        }
+        assert!(Instant::now() < deadline, "the second block's pipeline never came up");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let what = fault(&pipeline);
+    stdin.write_all(&data[cut..]).unwrap();
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while java.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = java.kill();
+            panic!("hadoop fs -put {dest} still runs 120 s after {what} was killed");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (good, text) = outcome(&java.wait_with_output().unwrap());
+    assert!(good, "hadoop fs -put {dest} after {what} was killed: {text}");
+    assert!(hadoop_fs_bytes(dev, &["-cat", path]) == data, "-cat of {path}");
+    data
 }

@@ -349,6 +349,9 @@ pub struct GetAdditionalDatanodeRequest {
     pub num_additional_nodes: u32,
     #[prost(string, required, tag = "6")]
     pub client_name: String,
+    /// The storage of each of `existings` (Java sends them; a client may not).
+    #[prost(string, repeated, tag = "7")]
+    pub existing_storage_uuids: Vec<String>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
