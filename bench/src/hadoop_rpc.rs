@@ -15,7 +15,9 @@
 //! Caveats: one member, so both reach the leader; the member's gRPC port
 //! is TLS and its Hadoop port is not (Hadoop's SIMPLE authentication has no
 //! encryption), which favours Hadoop RPC by TLS's cost; both clients run in
-//! this process, on the same two cores as the member.
+//! this process, by default on the same two cores as the member, so a
+//! client library's CPU slows the member too (`--pin` puts the clients and
+//! the member on a core each, as separate machines would).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -56,6 +58,12 @@ pub struct HadoopRpcArgs {
     /// a profiler to attach to: `--ops getfileinfo --stat-passes 40`).
     #[arg(long, default_value_t = 1)]
     pub stat_passes: usize,
+    /// Pin this process (both clients) to CPU 0 and the member to CPU 1,
+    /// as if they ran on separate machines: the rates are then bounded by
+    /// the member's cost per call, not by the two clients' own CPU, which
+    /// on a shared machine the member pays for. Needs two CPUs.
+    #[arg(long)]
+    pub pin: bool,
 }
 
 /// A call `raftfs bench hadoop-rpc` compares.
@@ -304,6 +312,11 @@ pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
     )?;
     ns.start_all()?;
     ns.settled_leader().await?;
+    if a.pin {
+        let member = ns.pid(1).context("the member is not running")?;
+        crate::cpu_pin::pin_process(std::process::id(), 0).context("pin this process to CPU 0")?;
+        crate::cpu_pin::pin_process(member, 1).context("pin the member to CPU 1")?;
+    }
     let fs = FileSystem::connect(&ns.fs_uri(), Identity::new(SUPERUSER, &[]), ns.client_options())?;
     throughput(&fs, creates("/bench", a.files), a.clients).await?;
     let hadoop = Arc::new(hadoop_client(&hadoop_addr, &ns.root().join("empty-hadoop-conf"))?);
@@ -315,8 +328,17 @@ pub async fn run(a: HadoopRpcArgs) -> anyhow::Result<()> {
             .collect()
     };
     println!(
-        "hadoop-rpc bench: 1 member ({} store), {} callers per client, {} files per round ({} getFileInfo calls), {} rounds",
-        a.store, a.clients, a.files, stat_calls, a.runs
+        "hadoop-rpc bench: 1 member ({} store), {} callers per client, {} files per round ({} getFileInfo calls), {} rounds, {}",
+        a.store,
+        a.clients,
+        a.files,
+        stat_calls,
+        a.runs,
+        if a.pin {
+            "clients pinned to CPU 0 and the member to CPU 1"
+        } else {
+            "clients and member sharing every CPU"
+        }
     );
     let (mut info, mut create) = (Figure::default(), Figure::default());
     for r in 1..=a.runs {

@@ -33,6 +33,7 @@
 
 mod audit;
 mod compare;
+mod cpu_pin;
 mod datapath;
 mod delete;
 mod failover;

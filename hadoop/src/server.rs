@@ -44,10 +44,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use futures::future::BoxFuture;
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Semaphore};
@@ -57,6 +57,10 @@ use crate::remote_error::RemoteError;
 use crate::sasl::SaslExchange;
 use crate::wire::rpc::*;
 
+/// Bytes a connection asks the socket for at a time: frames are parsed
+/// out of one buffer and handed on as slices of it (no copy and no
+/// allocation per frame).
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// The IPC version Hadoop 2 and 3 speak.
 pub const HADOOP_IPC_VERSION: u8 = 9;
 /// The largest frame read (Hadoop's `ipc.maximum.data.length` is 128 MiB;
@@ -127,73 +131,94 @@ pub fn serve(
 /// Why a connection ended (for the debug log).
 type Closed = String;
 
-/// A frame: u32 big-endian length and the bytes.
-fn frame(parts: &[&[u8]]) -> Vec<u8> {
-    let len: usize = parts.iter().map(|p| p.len()).sum();
-    let mut out = Vec::with_capacity(4 + len);
-    out.extend_from_slice(&(len as u32).to_be_bytes());
-    for p in parts {
-        out.extend_from_slice(p);
-    }
-    out
-}
-
-fn response_header(call_id: i32, rpc_client_id: &[u8], status: i32) -> RpcResponseHeader {
+fn response_header(call_id: i32, rpc_client_id: &Bytes, status: i32) -> RpcResponseHeader {
     RpcResponseHeader {
         call_id: call_id as u32,
         status,
         server_ipc_version_num: Some(u32::from(HADOOP_IPC_VERSION)),
-        client_id: Some(rpc_client_id.to_vec()),
+        client_id: Some(rpc_client_id.clone()),
         ..Default::default()
     }
 }
 
-/// A call's answer: its header carries the state the member has applied
-/// (`stateId`), which observer-read clients keep and send back.
-fn success_frame(call_id: i32, rpc_client_id: &[u8], state_id: Option<u64>, answer: &[u8]) -> Vec<u8> {
-    let mut h = response_header(call_id, rpc_client_id, STATUS_SUCCESS);
-    h.state_id = state_id.map(|s| s as i64);
-    let h = h.encode_length_delimited_to_vec();
-    let mut body = Vec::with_capacity(answer.len() + 5);
-    prost::encoding::encode_varint(answer.len() as u64, &mut body);
-    body.extend_from_slice(answer);
-    frame(&[&h, &body])
+/// `h` and then (if any) a varint-delimited `answer`, framed, in one
+/// allocation.
+fn header_frame(h: &RpcResponseHeader, answer: Option<&[u8]>) -> Vec<u8> {
+    let header_len = h.encoded_len();
+    let answer_len = answer.map_or(0, |a| prost::length_delimiter_len(a.len()) + a.len());
+    let len = prost::length_delimiter_len(header_len) + header_len + answer_len;
+    let mut out = Vec::with_capacity(4 + len);
+    out.extend_from_slice(&(len as u32).to_be_bytes());
+    h.encode_length_delimited(&mut out)
+        .expect("a Vec grows to take what is encoded");
+    if let Some(a) = answer {
+        prost::encoding::encode_varint(a.len() as u64, &mut out);
+        out.extend_from_slice(a);
+    }
+    debug_assert_eq!(out.len(), 4 + len, "the frame's length is what was written");
+    out
 }
 
-fn error_frame(call_id: i32, rpc_client_id: &[u8], status: i32, class: &str, message: &str, code: i32) -> Vec<u8> {
+/// A call's answer: its header carries the state the member has applied
+/// (`stateId`), which observer-read clients keep and send back.
+fn success_frame(call_id: i32, rpc_client_id: &Bytes, state_id: Option<u64>, answer: &[u8]) -> Vec<u8> {
+    let mut h = response_header(call_id, rpc_client_id, STATUS_SUCCESS);
+    h.state_id = state_id.map(|s| s as i64);
+    header_frame(&h, Some(answer))
+}
+
+fn error_frame(call_id: i32, rpc_client_id: &Bytes, status: i32, class: &str, message: &str, code: i32) -> Vec<u8> {
     let mut h = response_header(call_id, rpc_client_id, status);
     h.exception_class_name = Some(class.to_string());
     h.error_msg = Some(message.to_string());
     h.error_detail = Some(code);
-    frame(&[&h.encode_length_delimited_to_vec()])
+    header_frame(&h, None)
 }
 
 /// Write a fatal answer and end the connection with `why`.
 async fn fatal(stream: &mut TcpStream, call_id: i32, code: i32, class: &str, message: String) -> Result<(), Closed> {
-    let f = error_frame(call_id, &[], STATUS_FATAL, class, &message, code);
+    let f = error_frame(call_id, &Bytes::new(), STATUS_FATAL, class, &message, code);
     let _ = stream.write_all(&f).await;
     let _ = stream.shutdown().await;
     Err(message)
 }
 
-/// Read one frame's bytes (`None` at a clean end of stream).
-async fn read_frame(reader: &mut BufReader<OwnedReadHalf>, idle: Duration) -> Result<Option<BytesMut>, FrameError> {
-    let mut len = [0u8; 4];
-    match tokio::time::timeout(idle, reader.read_exact(&mut len)).await {
-        Err(_) => return Err(FrameError::Idle),
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Ok(Err(e)) => return Err(FrameError::Io(e.to_string())),
-        Ok(Ok(_)) => {}
+/// Read one frame's bytes (`None` at a clean end of stream) from `r`
+/// through `inbuf`, which keeps what arrived past the frame for the next.
+async fn read_frame(r: &mut OwnedReadHalf, inbuf: &mut BytesMut, idle: Duration) -> Result<Option<Bytes>, FrameError> {
+    while inbuf.len() < 4 {
+        if !fill(r, inbuf, 4, idle).await? {
+            return if inbuf.is_empty() {
+                Ok(None)
+            } else {
+                Err(FrameError::Io("a frame's length cut off".into()))
+            };
+        }
     }
-    let len = u32::from_be_bytes(len) as usize;
+    let len = u32::from_be_bytes([inbuf[0], inbuf[1], inbuf[2], inbuf[3]]) as usize;
     if len > MAX_IPC_FRAME_BYTES {
         return Err(FrameError::TooLong(len));
     }
-    let mut buf = BytesMut::zeroed(len);
-    match tokio::time::timeout(idle, reader.read_exact(&mut buf)).await {
+    inbuf.advance(4);
+    while inbuf.len() < len {
+        if !fill(r, inbuf, len, idle).await? {
+            return Err(FrameError::Io("a frame cut off".into()));
+        }
+    }
+    Ok(Some(inbuf.split_to(len).freeze()))
+}
+
+/// Read what the socket has into `inbuf`, with room for at least `want`
+/// bytes in all; `false` at the end of the stream.
+async fn fill(r: &mut OwnedReadHalf, inbuf: &mut BytesMut, want: usize, idle: Duration) -> Result<bool, FrameError> {
+    let room = want.saturating_sub(inbuf.len()).max(READ_CHUNK_BYTES);
+    if inbuf.capacity() - inbuf.len() < room / 2 {
+        inbuf.reserve(room);
+    }
+    match tokio::time::timeout(idle, r.read_buf(inbuf)).await {
         Err(_) => Err(FrameError::Idle),
-        Ok(Err(e)) => Err(FrameError::Io(format!("a frame cut off: {e}"))),
-        Ok(Ok(_)) => Ok(Some(buf)),
+        Ok(Err(e)) => Err(FrameError::Io(e.to_string())),
+        Ok(Ok(n)) => Ok(n > 0),
     }
 }
 
@@ -204,13 +229,13 @@ enum FrameError {
 }
 
 /// A frame's header and the bytes after it.
-fn split_header(mut buf: BytesMut) -> Result<(RpcRequestHeader, BytesMut), String> {
+fn split_header(mut buf: Bytes) -> Result<(RpcRequestHeader, Bytes), String> {
     let header = RpcRequestHeader::decode_length_delimited(&mut buf).map_err(|e| format!("RpcRequestHeader: {e}"))?;
     Ok((header, buf))
 }
 
 /// The next length-delimited piece of `buf`.
-fn delimited(buf: &mut BytesMut) -> Result<BytesMut, String> {
+fn delimited(buf: &mut Bytes) -> Result<Bytes, String> {
     let len = prost::encoding::decode_length_delimiter(&mut *buf).map_err(|e| e.to_string())?;
     if len > buf.remaining() {
         return Err(format!("a piece of {len} bytes in {} left", buf.remaining()));
@@ -289,7 +314,7 @@ pub async fn serve_connection(
     let exchange = sasl.then_some(SaslExchange::Negotiate { strong });
 
     let (read_half, mut write_half) = stream.into_split();
-    let mut reader = BufReader::new(read_half);
+    let mut reader = read_half;
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(MAX_QUEUED_ANSWERS_PER_CONNECTION);
     let writer = tokio::spawn(async move {
         // Answers that finished while the last write was under way go out
@@ -321,7 +346,14 @@ pub async fn serve_connection(
     }) = &result
     {
         let _ = tx
-            .send(error_frame(*call_id, &[], STATUS_FATAL, class, message, *code))
+            .send(error_frame(
+                *call_id,
+                &Bytes::new(),
+                STATUS_FATAL,
+                class,
+                message,
+                *code,
+            ))
             .await;
     }
     drop(tx);
@@ -351,7 +383,7 @@ impl Fatal {
 /// Read the SASL exchange, the connection context and then calls, until
 /// the stream ends or something is fatal.
 async fn calls(
-    reader: &mut BufReader<OwnedReadHalf>,
+    reader: &mut OwnedReadHalf,
     tx: &mpsc::Sender<Vec<u8>>,
     peer: SocketAddr,
     service: Arc<dyn IpcService>,
@@ -362,9 +394,10 @@ async fn calls(
     let idle = Duration::from_millis(IDLE_CONNECTION_TIMEOUT_MS);
     let mut caller: Option<Arc<IpcCaller>> = None;
     let in_flight = Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_CONNECTION));
+    let mut inbuf = BytesMut::new();
     loop {
         let wait = if caller.is_some() { idle } else { handshake };
-        let buf = match read_frame(reader, wait).await {
+        let buf = match read_frame(reader, &mut inbuf, wait).await {
             Ok(Some(b)) => b,
             Ok(None) => return Ok(()),
             Err(FrameError::Idle) => return Ok(()),
@@ -408,7 +441,11 @@ async fn calls(
                     Fatal::new(call_id, FATAL_UNAUTHORIZED, ACCESS_CONTROL_CLASS, why)
                 })?;
                 exchange = Some(step.next);
-                send(tx, success_frame(SASL_CALL_ID, &[], None, &step.answer.encode_to_vec())).await?;
+                send(
+                    tx,
+                    success_frame(SASL_CALL_ID, &Bytes::new(), None, &step.answer.encode_to_vec()),
+                )
+                .await?;
             }
             CONNECTION_CONTEXT_CALL_ID if caller.is_none() => {
                 let piece = delimited(&mut rest)
@@ -553,18 +590,30 @@ async fn run_call(
     request_header: &RequestHeader,
     request: &[u8],
 ) -> Vec<u8> {
-    let (id, client) = (header.call_id, &header.client_id[..]);
-    if request_header.declaring_class_protocol_name != service.protocol() {
-        let e = RemoteError::no_such_protocol(&request_header.declaring_class_protocol_name);
+    let (id, client) = (header.call_id, &header.client_id);
+    if request_header.declaring_class_protocol_name != service.protocol().as_bytes() {
+        let named = String::from_utf8_lossy(&request_header.declaring_class_protocol_name);
+        let e = RemoteError::no_such_protocol(&named);
         return error_frame(id, client, STATUS_ERROR, e.class, &e.message, e.code);
     }
+    let Ok(method) = std::str::from_utf8(&request_header.method_name) else {
+        let message = "the method name is not UTF-8";
+        return error_frame(
+            id,
+            client,
+            STATUS_ERROR,
+            RPC_SERVER_EXCEPTION_CLASS,
+            message,
+            ERROR_RPC_SERVER,
+        );
+    };
     let call = Call {
         caller: who,
         rpc_client_id: client,
         call_id: id,
         seen_state_id: header.state_id.map(|s| s.max(0) as u64),
     };
-    match service.answer(&call, &request_header.method_name, request).await {
+    match service.answer(&call, method, request).await {
         Ok(answer) => success_frame(id, client, service.state_id(), &answer),
         Err(Refusal::Remote(e)) => error_frame(id, client, STATUS_ERROR, e.class, &e.message, e.code),
         Err(Refusal::Undecodable(e)) => error_frame(
@@ -572,7 +621,7 @@ async fn run_call(
             client,
             STATUS_ERROR,
             RPC_SERVER_EXCEPTION_CLASS,
-            &format!("{}: the request does not decode: {e}", request_header.method_name),
+            &format!("{method}: the request does not decode: {e}"),
             ERROR_RPC_SERVER,
         ),
     }

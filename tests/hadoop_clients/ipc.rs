@@ -42,7 +42,7 @@ fn header_seen(call_id: i32, state_id: Option<i64>) -> Vec<u8> {
         rpc_kind: Some(RPC_KIND_PROTOCOL_BUFFER),
         rpc_op: Some(0),
         call_id,
-        client_id: vec![9; 16],
+        client_id: vec![9; 16].into(),
         retry_count: Some(0),
         state_id,
     }
@@ -71,8 +71,8 @@ pub(super) fn connect(addr: &str, user: &str) -> TcpStream {
 
 pub(super) fn call(s: &mut TcpStream, call_id: i32, method: &str, request: Vec<u8>) {
     let rh = RequestHeader {
-        method_name: method.into(),
-        declaring_class_protocol_name: PROTOCOL.into(),
+        method_name: method.to_string().into(),
+        declaring_class_protocol_name: PROTOCOL.as_bytes().into(),
         client_protocol_version: 1,
     };
     s.write_all(&frame(&[header(call_id), rh.encode_length_delimited_to_vec(), request]))
@@ -367,8 +367,8 @@ pub(super) fn cluster_and_file_calls_answer_as_hdfs(addr: &str, superuser: &str)
 fn call_seen(addr: &str, method: &str, request: impl Message, seen: Option<i64>) -> RpcResponseHeader {
     let mut s = connect(addr, "alice");
     let rh = RequestHeader {
-        method_name: method.into(),
-        declaring_class_protocol_name: PROTOCOL.into(),
+        method_name: method.to_string().into(),
+        declaring_class_protocol_name: PROTOCOL.as_bytes().into(),
         client_protocol_version: 1,
     };
     let id = 7;

@@ -43,8 +43,9 @@ pub struct RpcRequestHeader {
     pub rpc_op: Option<i32>,
     #[prost(sint32, required, tag = "3")]
     pub call_id: i32,
-    #[prost(bytes = "vec", required, tag = "4")]
-    pub client_id: Vec<u8>,
+    /// Decoded from a `Bytes` frame without a copy (a slice of it).
+    #[prost(bytes = "bytes", required, tag = "4")]
+    pub client_id: bytes::Bytes,
     /// 0 on a first try, n on the n-th retry (-1: not sent).
     #[prost(sint32, optional, tag = "5")]
     pub retry_count: Option<i32>,
@@ -68,8 +69,8 @@ pub struct RpcResponseHeader {
     pub error_msg: Option<String>,
     #[prost(int32, optional, tag = "6")]
     pub error_detail: Option<i32>,
-    #[prost(bytes = "vec", optional, tag = "7")]
-    pub client_id: Option<Vec<u8>>,
+    #[prost(bytes = "bytes", optional, tag = "7")]
+    pub client_id: Option<bytes::Bytes>,
     #[prost(sint32, optional, tag = "8")]
     pub retry_count: Option<i32>,
     /// The server's state id (the last applied log index).
@@ -123,10 +124,12 @@ pub struct IpcConnectionContext {
 /// `ProtobufRpcEngine2`'s request header: which method of which protocol.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct RequestHeader {
-    #[prost(string, required, tag = "1")]
-    pub method_name: String,
-    #[prost(string, required, tag = "2")]
-    pub declaring_class_protocol_name: String,
+    /// UTF-8 (a protobuf `string`), kept as the frame's bytes: decoded
+    /// from a `Bytes` frame without a copy, as every call's header is.
+    #[prost(bytes = "bytes", required, tag = "1")]
+    pub method_name: bytes::Bytes,
+    #[prost(bytes = "bytes", required, tag = "2")]
+    pub declaring_class_protocol_name: bytes::Bytes,
     #[prost(uint64, required, tag = "3")]
     pub client_protocol_version: u64,
 }
