@@ -22,10 +22,9 @@ use raftfs_hadoop::wire::rpc::STATUS_SUCCESS;
 use super::ipc::{closed, one_call};
 use super::{pattern, DATANODES, FILE_SIZES, MULTI_BLOCK_SIZE_BYTES};
 
-/// A DataNode reads a block's replica only for the block access token
-/// getBlockLocations hands out (none or a forged one: ERROR_ACCESS_TOKEN);
-/// a wrong protocol version is refused and the connection closed.
-pub(super) fn read_block_needs_its_token(addr: &str) {
+/// The first block of one of the files the SDK wrote (FILE_SIZES[4] bytes), as getBlockLocations
+/// over Hadoop RPC at `addr` gives it.
+fn first_block(addr: &str) -> raftfs_hadoop::wire::hdfs::LocatedBlock {
     let req = GetBlockLocationsRequest {
         src: format!("/user/alice/data/f{}", FILE_SIZES[4]),
         offset: 0,
@@ -34,7 +33,14 @@ pub(super) fn read_block_needs_its_token(addr: &str) {
     let (h, body) = one_call(addr, "alice", "getBlockLocations", req);
     assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
     let located = GetBlockLocationsResponse::decode(&body[..]).unwrap().locations.unwrap();
-    let lb = &located.blocks[0];
+    located.blocks.into_iter().next().expect("the file has a block")
+}
+
+/// A DataNode reads a block's replica only for the block access token
+/// getBlockLocations hands out (none or a forged one: ERROR_ACCESS_TOKEN);
+/// a wrong protocol version is refused and the connection closed.
+pub(super) fn read_block_needs_its_token(addr: &str) {
+    let lb = &first_block(addr);
     let dn = &lb.locs[0].id;
     let xfer = format!("{}:{}", dn.ip_addr, dn.xfer_port);
     let read_op = |token: Option<Token>| {
@@ -81,15 +87,7 @@ pub(super) fn read_block_needs_its_token(addr: &str) {
 /// `java_fs_shell`.)
 pub(super) fn datanode_ipc_takes_only_block_tokens(addr: &str) {
     use raftfs_hadoop::wire::rpc::*;
-    let req = GetBlockLocationsRequest {
-        src: format!("/user/alice/data/f{}", FILE_SIZES[4]),
-        offset: 0,
-        length: 1 << 20,
-    };
-    let (h, body) = one_call(addr, "alice", "getBlockLocations", req);
-    assert_eq!(h.status, STATUS_SUCCESS, "{h:?}");
-    let located = GetBlockLocationsResponse::decode(&body[..]).unwrap().locations.unwrap();
-    let dn = &located.blocks[0].locs[0].id;
+    let dn = &first_block(addr).locs[0].id;
     let ipc = format!("{}:{}", dn.ip_addr, dn.ipc_port);
     let open = |preamble: &[u8]| {
         let mut s = TcpStream::connect(&ipc).unwrap();
