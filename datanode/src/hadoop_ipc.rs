@@ -29,7 +29,7 @@ use std::sync::Arc;
 use raftfs_hadoop::ipc_service::{decode, AnswerFuture, Call, IpcService, Refusal, TokenFuture, TokenSecret};
 use raftfs_hadoop::wire::client_datanode::*;
 use raftfs_hadoop::RemoteError;
-use raftfs_proto::{codec, AccessMode, BlockToken, BlockTokenIdentifier, ReplicaState};
+use raftfs_proto::{codec, AccessMode, BlockToken, BlockTokenIdentifier};
 use raftfs_trust::clock::wall_clock_ms;
 
 use crate::node::Node;
@@ -76,12 +76,8 @@ impl ClientDatanodeService {
             );
             return Err(RemoteError::new(IO_EXCEPTION_CLASS, msg).into());
         }
-        let length = match replica.state {
-            ReplicaState::Finalized => replica.block.num_bytes,
-            ReplicaState::Rbw => replica.visible,
-        };
         Ok(prost::Message::encode_to_vec(&GetReplicaVisibleLengthResponse {
-            length,
+            length: replica.visible_length(),
         }))
     }
 

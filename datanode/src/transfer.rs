@@ -36,7 +36,7 @@ use raftfs_proto::datanode::{
 };
 use raftfs_proto::pb::data_transfer_server::DataTransfer;
 use raftfs_proto::pb::{DnMessage, ReadBlockRequest, ReadChunk, WriteAck, WritePacket};
-use raftfs_proto::{AccessMode, Block, BlockToken, FsError, ReplicaState};
+use raftfs_proto::{AccessMode, Block, BlockToken, FsError};
 
 use raftfs_trust::PeerRole;
 
@@ -436,10 +436,7 @@ impl DataTransfer for TransferService {
         reply(&ReplicaReport {
             block: r.block,
             state: r.state,
-            visible_length: match r.state {
-                ReplicaState::Finalized => r.block.num_bytes,
-                ReplicaState::Rbw => r.visible,
-            },
+            visible_length: r.visible_length(),
         })
     }
 

@@ -23,15 +23,21 @@ const JARS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/hadoop-java/jars
 /// Blocks of the files FsShell writes here (`-D dfs.blocksize`).
 const BLOCK_SIZE: &str = "1048576";
 
-/// Run `hadoop fs ARGS` as `user` (SIMPLE authentication).
-fn fs_shell(dev: &Dev, user: &str, args: &[&str]) -> std::process::Output {
-    Command::new("java")
-        .arg("-cp")
+/// `hadoop fs` as `user` (SIMPLE authentication), its arguments to come.
+fn fs_shell_command(dev: &Dev, user: &str) -> Command {
+    let mut java = Command::new("java");
+    java.arg("-cp")
         .arg(format!("{JARS}/*:{}", dev.conf))
         .arg("org.apache.hadoop.fs.FsShell")
-        .args(args)
         .env("HADOOP_USER_NAME", user)
-        .env_remove("HADOOP_TOKEN_FILE_LOCATION")
+        .env_remove("HADOOP_TOKEN_FILE_LOCATION");
+    java
+}
+
+/// Run `hadoop fs ARGS` as `user`.
+fn fs_shell(dev: &Dev, user: &str, args: &[&str]) -> std::process::Output {
+    fs_shell_command(dev, user)
+        .args(args)
         .output()
         .expect("run java (scripts/setup.sh installs it)")
 }
@@ -290,18 +296,13 @@ fn put_across_a_fault(
     let block = 1usize << 20;
     let data = pattern(2 * block + 500_000);
     let cut = block + 300_000;
-    let mut java = Command::new("java");
-    java.arg("-cp")
-        .arg(format!("{JARS}/*:{}", dev.conf))
-        .arg("org.apache.hadoop.fs.FsShell")
-        .args(["-D", &format!("dfs.blocksize={BLOCK_SIZE}")]);
+    let mut java = fs_shell_command(dev, "alice");
+    java.args(["-D", &format!("dfs.blocksize={BLOCK_SIZE}")]);
     for c in conf {
         java.args(["-D", c]);
     }
     let mut java = java
         .args(["-put", "-", dest])
-        .env("HADOOP_USER_NAME", "alice")
-        .env_remove("HADOOP_TOKEN_FILE_LOCATION")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -94,10 +94,11 @@ pub(super) async fn transfer_block(
     };
     // As HDFS's DataNode does: what it holds now (its stamp, its visible
     // length) is what goes, whatever length the client counted.
-    let (stage, visible) = match replica.state {
-        ReplicaState::Finalized => (WriteStage::Transfer, replica.block.num_bytes),
-        ReplicaState::Rbw => (WriteStage::TransferRbw, replica.visible),
+    let stage = match replica.state {
+        ReplicaState::Finalized => WriteStage::Transfer,
+        ReplicaState::Rbw => WriteStage::TransferRbw,
     };
+    let visible = replica.visible_length();
     let block = Block {
         num_bytes: visible,
         ..replica.block

@@ -120,6 +120,17 @@ pub struct ReplicaInfo {
     pub temporary: bool,
 }
 
+impl ReplicaInfo {
+    /// The bytes a reader may read: all of a finalized replica, what the
+    /// writer was acknowledged of one being written.
+    pub fn visible_length(&self) -> u64 {
+        match self.state {
+            ReplicaState::Finalized => self.block.num_bytes,
+            ReplicaState::Rbw => self.visible,
+        }
+    }
+}
+
 /// One block pool on this node.
 pub struct Pool {
     pub id: String,

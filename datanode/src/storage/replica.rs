@@ -354,10 +354,7 @@ impl Storage {
                 r.block
             )));
         }
-        let readable = match r.state {
-            ReplicaState::Finalized => r.block.num_bytes,
-            ReplicaState::Rbw => r.visible,
-        };
+        let readable = r.visible_length();
         if offset > readable {
             return Err(FsError::InvalidArgument(format!(
                 "Offset {offset} is beyond the {readable} readable bytes of {}",
