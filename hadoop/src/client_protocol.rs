@@ -11,12 +11,14 @@
 //! Caveat: a listing asked for with locations runs one getBlockLocations
 //! per file of the page (up to 1,000), each audited as `open`.
 
+use std::future::Future;
+
 use prost::Message;
 use raftfs_proto::{Block, FsError, Op, OpResult, Permission, QuotaSetting};
 
 use crate::blocks;
 use crate::cluster_calls;
-use crate::ipc_service::{decode, Call, Refusal};
+use crate::ipc_service::{decode, AnswerFuture, Call, Refusal};
 use crate::method_kinds::{
     is_acl_method, is_client_protocol_method, is_snapshot_method, is_unsupported_feature_method,
 };
@@ -71,24 +73,39 @@ fn quota(v: u64) -> QuotaSetting {
     }
 }
 
+/// `reply`, as [`answer`]'s future.
+fn answering<'a>(reply: impl Future<Output = Result<Vec<u8>, Refusal>> + Send + 'a) -> AnswerFuture<'a> {
+    Box::pin(reply)
+}
+
+/// A refusal, as [`answer`]'s future.
+fn refused<'a>(why: impl Into<Refusal>) -> AnswerFuture<'a> {
+    Box::pin(std::future::ready(Err(why.into())))
+}
+
 /// Answer `method` with `request`'s bytes.
-pub async fn answer(
-    ns: &dyn HadoopNamespace,
-    call: &Call<'_>,
-    method: &str,
-    request: &[u8],
-) -> Result<Vec<u8>, Refusal> {
+///
+/// Each method's answer is its own future, boxed as it is chosen: one
+/// async fn with every method inline would be as large as its largest
+/// method (3.5 KiB, moved into its box on every call, getFileInfo's
+/// included).
+pub fn answer<'a>(
+    ns: &'a dyn HadoopNamespace,
+    call: &'a Call<'a>,
+    method: &'a str,
+    request: &'a [u8],
+) -> AnswerFuture<'a> {
     // A call's result; `answered` also says which block pool answered.
-    let answered = |holder: Option<&str>, op: Op| ns.call(call.caller, call.ctx(holder), op, call.seen_state_id);
-    let run = |holder: Option<&str>, op: Op| {
+    let answered = move |holder: Option<&str>, op: Op| ns.call(call.caller, call.ctx(holder), op, call.seen_state_id);
+    let run = move |holder: Option<&str>, op: Op| {
         let asked = answered(holder, op);
         async move { asked.await.map(|a| a.result) }
     };
-    let reply = match method {
-        "getServerDefaults" => {
+    match method {
+        "getServerDefaults" => answering(async move {
             decode::<GetServerDefaultsRequest>(request)?;
             let d = ServerDefaults::default();
-            GetServerDefaultsResponse {
+            Ok(GetServerDefaultsResponse {
                 server_defaults: FsServerDefaults {
                     block_size: d.block_size_bytes,
                     bytes_per_checksum: d.bytes_per_checksum,
@@ -100,19 +117,19 @@ pub async fn answer(
                     checksum_type: Some(CHECKSUM_CRC32C),
                 },
             }
-            .encode_to_vec()
-        }
-        "getFileInfo" | "getFileLinkInfo" => {
+            .encode_to_vec())
+        }),
+        "getFileInfo" | "getFileLinkInfo" => answering(async move {
             let r: GetFileInfoRequest = decode(request)?;
-            match run(None, Op::GetFileInfo { path: r.src }).await? {
+            Ok(match run(None, Op::GetFileInfo { path: r.src }).await? {
                 OpResult::Status(s) => GetFileInfoResponse {
                     fs: s.as_ref().map(|s| status::file_status(s, b"")),
                 }
                 .encode_to_vec(),
                 other => return Err(unexpected(method, other)),
-            }
-        }
-        "getListing" => {
+            })
+        }),
+        "getListing" => answering(async move {
             let r: GetListingRequest = decode(request)?;
             let start_after = String::from_utf8(r.start_after)
                 .map_err(|_| FsError::InvalidArgument("getListing's startAfter is not UTF-8".into()))?;
@@ -121,7 +138,7 @@ pub async fn answer(
                 start_after,
                 limit: LISTING_PAGE_ENTRIES,
             };
-            match run(None, op).await {
+            Ok(match run(None, op).await {
                 Ok(OpResult::Listing(l)) if r.need_location => GetListingResponse {
                     dir_list: Some(located_listing(ns, call, &r.src, &l).await?),
                 }
@@ -134,30 +151,30 @@ pub async fn answer(
                 Err(FsError::FileNotFound(_)) => GetListingResponse { dir_list: None }.encode_to_vec(),
                 Ok(other) => return Err(unexpected(method, other)),
                 Err(e) => return Err(e.into()),
-            }
-        }
-        "mkdirs" => {
+            })
+        }),
+        "mkdirs" => answering(async move {
             let r: MkdirsRequest = decode(request)?;
             let op = Op::Mkdirs {
                 path: r.src,
                 permission: permission(&r.masked),
                 create_parent: r.create_parent,
             };
-            bool_answer(method, run(None, op).await?)?
-        }
-        "delete" => {
+            bool_answer(method, run(None, op).await?)
+        }),
+        "delete" => answering(async move {
             let r: DeleteRequest = decode(request)?;
             let op = Op::Delete {
                 path: r.src,
                 recursive: r.recursive,
             };
-            bool_answer(method, run(None, op).await?)?
-        }
-        "rename" => {
+            bool_answer(method, run(None, op).await?)
+        }),
+        "rename" => answering(async move {
             let r: RenameRequest = decode(request)?;
-            bool_answer(method, run(None, Op::Rename { src: r.src, dst: r.dst }).await?)?
-        }
-        "rename2" => {
+            bool_answer(method, run(None, Op::Rename { src: r.src, dst: r.dst }).await?)
+        }),
+        "rename2" => answering(async move {
             let r: Rename2Request = decode(request)?;
             let op = Op::Rename2 {
                 src: r.src,
@@ -165,18 +182,18 @@ pub async fn answer(
                 overwrite: r.overwrite_dest,
             };
             run(None, op).await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "setPermission" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "setPermission" => answering(async move {
             let r: SetPermissionRequest = decode(request)?;
             let op = Op::SetPermission {
                 path: r.src,
                 permission: permission(&r.permission),
             };
             run(None, op).await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "setOwner" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "setOwner" => answering(async move {
             let r: SetOwnerRequest = decode(request)?;
             let op = Op::SetOwner {
                 path: r.src,
@@ -184,9 +201,9 @@ pub async fn answer(
                 group: r.groupname.filter(|g| !g.is_empty()),
             };
             run(None, op).await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "setReplication" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "setReplication" => answering(async move {
             let r: SetReplicationRequest = decode(request)?;
             let replication = u16::try_from(r.replication)
                 .map_err(|_| FsError::InvalidArgument(format!("replication {} is over 32767", r.replication)))?;
@@ -194,9 +211,9 @@ pub async fn answer(
                 path: r.src,
                 replication,
             };
-            bool_answer(method, run(None, op).await?)?
-        }
-        "setTimes" => {
+            bool_answer(method, run(None, op).await?)
+        }),
+        "setTimes" => answering(async move {
             let r: SetTimesRequest = decode(request)?;
             let op = Op::SetTimes {
                 path: r.src,
@@ -204,11 +221,11 @@ pub async fn answer(
                 atime: time(r.atime),
             };
             run(None, op).await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "getContentSummary" | "getQuotaUsage" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "getContentSummary" | "getQuotaUsage" => answering(async move {
             let r: PathRequest = decode(request)?;
-            match run(None, Op::GetContentSummary { path: r.path }).await? {
+            Ok(match run(None, Op::GetContentSummary { path: r.path }).await? {
                 OpResult::Summary(c) if method == "getContentSummary" => GetContentSummaryResponse {
                     summary: status::content_summary(&c),
                 }
@@ -218,9 +235,9 @@ pub async fn answer(
                 }
                 .encode_to_vec(),
                 other => return Err(unexpected(method, other)),
-            }
-        }
-        "setQuota" => {
+            })
+        }),
+        "setQuota" => answering(async move {
             let r: SetQuotaRequest = decode(request)?;
             if r.storage_type.is_some() {
                 return Err(
@@ -233,9 +250,9 @@ pub async fn answer(
                 space: quota(r.storagespace_quota),
             };
             run(None, op).await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "create" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "create" => answering(async move {
             let r: CreateRequest = decode(request)?;
             if r.ec_policy_name.as_deref().is_some_and(|p| !p.is_empty()) {
                 return Err(RemoteError::new(
@@ -260,57 +277,57 @@ pub async fn answer(
                 replication,
                 block_size: r.block_size,
             };
-            match run(Some(&r.client_name), op).await? {
+            Ok(match run(Some(&r.client_name), op).await? {
                 OpResult::Status(s) => CreateResponse {
                     fs: s.as_ref().map(|s| status::file_status(s, b"")),
                 }
                 .encode_to_vec(),
                 other => return Err(unexpected(method, other)),
-            }
-        }
-        "complete" => {
+            })
+        }),
+        "complete" => answering(async move {
             let r: CompleteRequest = decode(request)?;
             let op = Op::Complete {
                 path: r.src,
                 last: r.last.as_ref().map(block),
             };
-            bool_answer(method, run(Some(&r.client_name), op).await?)?
-        }
-        "renewLease" => {
+            bool_answer(method, run(Some(&r.client_name), op).await?)
+        }),
+        "renewLease" => answering(async move {
             let r: RenewLeaseRequest = decode(request)?;
             run(Some(&r.client_name), Op::RenewLease).await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "recoverLease" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "recoverLease" => answering(async move {
             let r: RecoverLeaseRequest = decode(request)?;
             bool_answer(
                 method,
                 run(Some(&r.client_name), Op::RecoverLease { path: r.src }).await?,
-            )?
-        }
-        "getBlockLocations" => {
+            )
+        }),
+        "getBlockLocations" => answering(async move {
             let r: GetBlockLocationsRequest = decode(request)?;
             let op = Op::GetBlockLocations {
                 path: r.src,
                 offset: r.offset,
                 length: r.length,
             };
-            match run(None, op).await? {
+            Ok(match run(None, op).await? {
                 OpResult::Blocks(lbs) => GetBlockLocationsResponse {
                     locations: Some(blocks::located_blocks(ns, &lbs).await?),
                 }
                 .encode_to_vec(),
                 other => return Err(unexpected(method, other)),
-            }
-        }
-        "addBlock" => {
+            })
+        }),
+        "addBlock" => answering(async move {
             let r: AddBlockRequest = decode(request)?;
             let op = Op::AddBlock {
                 path: r.src,
                 previous: r.previous.as_ref().map(block),
                 excluded: uuids(&r.exclude_nodes),
             };
-            match answered(Some(&r.client_name), op).await? {
+            Ok(match answered(Some(&r.client_name), op).await? {
                 Answered {
                     result: OpResult::Located(lb),
                     block_pool_id,
@@ -319,18 +336,18 @@ pub async fn answer(
                 }
                 .encode_to_vec(),
                 other => return Err(unexpected(method, other.result)),
-            }
-        }
-        "abandonBlock" => {
+            })
+        }),
+        "abandonBlock" => answering(async move {
             let r: AbandonBlockRequest = decode(request)?;
             let op = Op::AbandonBlock {
                 path: r.src,
                 block: block(&r.b),
             };
             run(Some(&r.holder), op).await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "getAdditionalDatanode" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "getAdditionalDatanode" => answering(async move {
             let r: GetAdditionalDatanodeRequest = decode(request)?;
             let op = Op::GetAdditionalDatanode {
                 path: r.src,
@@ -339,7 +356,7 @@ pub async fn answer(
                 excluded: uuids(&r.excludes),
                 count: r.num_additional_nodes,
             };
-            match run(Some(&r.client_name), op).await? {
+            Ok(match run(Some(&r.client_name), op).await? {
                 // HDFS answers with the whole new pipeline: the existing
                 // nodes, then the added ones, each with its storage (Java
                 // refuses a block whose storages and nodes do not pair up).
@@ -363,28 +380,30 @@ pub async fn answer(
                     LocatedBlockResponse { block: located }.encode_to_vec()
                 }
                 other => return Err(unexpected(method, other)),
-            }
-        }
-        "updateBlockForPipeline" => {
+            })
+        }),
+        "updateBlockForPipeline" => answering(async move {
             let r: UpdateBlockForPipelineRequest = decode(request)?;
             let op = Op::UpdateBlockForPipeline {
                 path: String::new(), // the namespace finds the block's file
                 block: block(&r.block),
             };
             let pool = &r.block.pool_id;
-            match ns
-                .call_in_pool(call.caller, call.ctx(Some(&r.client_name)), pool, op)
-                .await?
-                .result
-            {
-                OpResult::Located(lb) => LocatedBlockResponse {
-                    block: blocks::one_located_block(ns, &lb, pool).await?,
-                }
-                .encode_to_vec(),
-                other => return Err(unexpected(method, other)),
-            }
-        }
-        "updatePipeline" => {
+            Ok(
+                match ns
+                    .call_in_pool(call.caller, call.ctx(Some(&r.client_name)), pool, op)
+                    .await?
+                    .result
+                {
+                    OpResult::Located(lb) => LocatedBlockResponse {
+                        block: blocks::one_located_block(ns, &lb, pool).await?,
+                    }
+                    .encode_to_vec(),
+                    other => return Err(unexpected(method, other)),
+                },
+            )
+        }),
+        "updatePipeline" => answering(async move {
             let r: UpdatePipelineRequest = decode(request)?;
             let op = Op::UpdatePipeline {
                 path: String::new(), // the namespace finds the block's file
@@ -394,54 +413,56 @@ pub async fn answer(
             };
             let (caller, ids) = (call.caller, call.ctx(Some(&r.client_name)));
             ns.call_in_pool(caller, ids, &r.old_block.pool_id, op).await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "append" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "append" => answering(async move {
             let r: AppendRequest = decode(request)?;
-            match answered(Some(&r.client_name), Op::Append { path: r.src }).await? {
-                Answered {
-                    result: OpResult::Appended { status, last },
-                    block_pool_id,
-                } => AppendResponse {
-                    block: match &last {
-                        Some(lb) => Some(blocks::one_located_block(ns, lb, &block_pool_id).await?),
-                        None => None,
-                    },
-                    stat: Some(status::file_status(&status, b"")),
-                }
-                .encode_to_vec(),
-                other => return Err(unexpected(method, other.result)),
-            }
-        }
-        "fsync" => {
+            Ok(
+                match answered(Some(&r.client_name), Op::Append { path: r.src }).await? {
+                    Answered {
+                        result: OpResult::Appended { status, last },
+                        block_pool_id,
+                    } => AppendResponse {
+                        block: match &last {
+                            Some(lb) => Some(blocks::one_located_block(ns, lb, &block_pool_id).await?),
+                            None => None,
+                        },
+                        stat: Some(status::file_status(&status, b"")),
+                    }
+                    .encode_to_vec(),
+                    other => return Err(unexpected(method, other.result)),
+                },
+            )
+        }),
+        "fsync" => answering(async move {
             // raftfs records a block in the namespace when it is added, and
             // a reader learns the last block's length from the DataNodes,
             // so fsync has nothing to make durable: it checks that the
             // caller still holds the file's lease (renewing it).
             let r: FsyncRequest = decode(request)?;
             run(Some(&r.client), Op::RenewLease).await?;
-            match run(None, Op::GetFileInfo { path: r.src.clone() }).await? {
+            Ok(match run(None, Op::GetFileInfo { path: r.src.clone() }).await? {
                 OpResult::Status(Some(s)) if s.under_construction => EmptyMessage {}.encode_to_vec(),
                 OpResult::Status(_) => {
                     return Err(FsError::LeaseExpired(format!("{} is not open for writing", r.src)).into())
                 }
                 other => return Err(unexpected(method, other)),
-            }
-        }
-        "msync" => {
+            })
+        }),
+        "msync" => answering(async move {
             decode::<EmptyMessage>(request)?;
             ns.sync_state().await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "truncate" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "truncate" => answering(async move {
             let r: TruncateRequest = decode(request)?;
             let op = Op::Truncate {
                 path: r.src,
                 new_length: r.new_length,
             };
-            bool_answer(method, run(Some(&r.client_name), op).await?)?
-        }
-        "concat" => {
+            bool_answer(method, run(Some(&r.client_name), op).await?)
+        }),
+        "concat" => answering(async move {
             let r: ConcatRequest = decode(request)?;
             run(
                 None,
@@ -451,12 +472,12 @@ pub async fn answer(
                 },
             )
             .await?;
-            EmptyMessage {}.encode_to_vec()
-        }
-        "getPreferredBlockSize" => {
+            Ok(EmptyMessage {}.encode_to_vec())
+        }),
+        "getPreferredBlockSize" => answering(async move {
             let r: GetPreferredBlockSizeRequest = decode(request)?;
             let path = r.filename;
-            match run(None, Op::GetFileInfo { path: path.clone() }).await? {
+            Ok(match run(None, Op::GetFileInfo { path: path.clone() }).await? {
                 OpResult::Status(Some(s)) if !s.is_dir() => {
                     GetPreferredBlockSizeResponse { bsize: s.block_size }.encode_to_vec()
                 }
@@ -467,64 +488,48 @@ pub async fn answer(
                     return Err(FsError::FileNotFound(format!("File does not exist: {path}")).into())
                 }
                 other => return Err(unexpected(method, other)),
-            }
-        }
-        m if cluster_calls::serves(m) => return cluster_calls::answer(ns, call, m, request).await,
-        "getHAServiceState" => {
+            })
+        }),
+        m if cluster_calls::serves(m) => Box::pin(cluster_calls::answer(ns, call, m, request)),
+        "getHAServiceState" => answering(async move {
             decode::<EmptyMessage>(request)?;
             let state = match ns.ha_state() {
                 HaState::Active => HA_ACTIVE,
                 HaState::Observer => HA_OBSERVER,
                 HaState::Standby => HA_STANDBY,
             };
-            HaServiceStateResponse { state }.encode_to_vec()
-        }
+            Ok(HaServiceStateResponse { state }.encode_to_vec())
+        }),
         // Features off, answered as HDFS answers with them off.
         "getErasureCodingPolicy" | "getEZForPath" | "getDataEncryptionKey" | "getSnapshottableDirListing" => {
-            EmptyMessage {}.encode_to_vec()
+            Box::pin(std::future::ready(Ok(EmptyMessage {}.encode_to_vec())))
         }
-        m if is_acl_method(m) => {
-            return Err(RemoteError::new(
-                "org.apache.hadoop.hdfs.protocol.AclException",
-                "The ACL operation has been rejected.  Support for ACLs has been disabled by setting \
-                 dfs.namenode.acls.enabled to false.",
-            )
-            .into())
-        }
-        "getXAttrs" | "listXAttrs" | "setXAttr" | "removeXAttr" => {
-            return Err(RemoteError::new(
-                "java.io.IOException",
-                "The XAttr operation has been rejected.  Support for XAttrs has been disabled by setting \
-                 dfs.namenode.xattrs.enabled to false.",
-            )
-            .into())
-        }
-        m if is_snapshot_method(m) => {
-            return Err(RemoteError::new(
-                "org.apache.hadoop.hdfs.protocol.SnapshotException",
-                format!("{m}: raftfs has no snapshots"),
-            )
-            .into())
-        }
-        m if is_unsupported_feature_method(m) => {
-            return Err(RemoteError::new(
-                "java.lang.UnsupportedOperationException",
-                format!(
-                    "{m}: raftfs has no erasure coding, storage policies, encryption zones, caching or \
-                     inotify"
-                ),
-            )
-            .into())
-        }
-        m if is_client_protocol_method(m) => {
-            return Err(FsError::Unsupported(format!(
-                "{m} is not served over Hadoop RPC yet (the raftfs SDK and WebHDFS serve it)"
-            ))
-            .into())
-        }
-        m => return Err(RemoteError::no_such_method(m, CLIENT_PROTOCOL).into()),
-    };
-    Ok(reply)
+        m if is_acl_method(m) => refused(RemoteError::new(
+            "org.apache.hadoop.hdfs.protocol.AclException",
+            "The ACL operation has been rejected.  Support for ACLs has been disabled by setting \
+             dfs.namenode.acls.enabled to false.",
+        )),
+        "getXAttrs" | "listXAttrs" | "setXAttr" | "removeXAttr" => refused(RemoteError::new(
+            "java.io.IOException",
+            "The XAttr operation has been rejected.  Support for XAttrs has been disabled by setting \
+             dfs.namenode.xattrs.enabled to false.",
+        )),
+        m if is_snapshot_method(m) => refused(RemoteError::new(
+            "org.apache.hadoop.hdfs.protocol.SnapshotException",
+            format!("{m}: raftfs has no snapshots"),
+        )),
+        m if is_unsupported_feature_method(m) => refused(RemoteError::new(
+            "java.lang.UnsupportedOperationException",
+            format!(
+                "{m}: raftfs has no erasure coding, storage policies, encryption zones, caching or \
+                 inotify"
+            ),
+        )),
+        m if is_client_protocol_method(m) => refused(FsError::Unsupported(format!(
+            "{m} is not served over Hadoop RPC yet (the raftfs SDK and WebHDFS serve it)"
+        ))),
+        m => refused(RemoteError::no_such_method(m, CLIENT_PROTOCOL)),
+    }
 }
 
 /// A listing page with each file's block locations (what

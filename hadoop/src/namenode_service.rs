@@ -48,7 +48,7 @@ impl IpcService for NamenodeService {
     }
 
     fn answer<'a>(&'a self, call: &'a Call<'a>, method: &'a str, request: &'a [u8]) -> AnswerFuture<'a> {
-        Box::pin(client_protocol::answer(&*self.ns, call, method, request))
+        client_protocol::answer(&*self.ns, call, method, request)
     }
 
     fn state_id(&self) -> Option<u64> {

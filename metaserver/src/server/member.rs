@@ -15,8 +15,10 @@
 //! [`Command::Format`] with the identity from VERSION; every member applies
 //! the same entry, so all roots are byte-identical.
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either};
+use futures::FutureExt;
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -387,35 +389,46 @@ impl Member {
     /// allows it (DESIGN: observer reads). `min_index` is the highest log
     /// index the client has seen. Returns the result and this member's
     /// applied index when it answered.
-    pub async fn call_with(
+    pub fn call_with(
         &self,
         ctx: CallCtx,
         op: Op,
         mode: ReadMode,
         min_index: u64,
-    ) -> (Result<OpResult, FsError>, u64) {
-        self.call_from(ctx, op, mode, min_index, "").await
+    ) -> impl Future<Output = (Result<OpResult, FsError>, u64)> + Send + '_ {
+        self.call_from(ctx, op, mode, min_index, "")
     }
 
     /// [`Member::call_with`] for a client on `client_host` (DataNodes on
     /// its host come first in pipelines and replica lists).
-    pub async fn call_from(
-        &self,
+    ///
+    /// The call paths are plain functions returning their futures (an
+    /// async block that borrows what it captures), not async fns: an async
+    /// fn keeps its arguments twice (as captured and as moved into its
+    /// body), and each level's future is moved into its caller's on every
+    /// call (`tests/call_future_sizes.rs` bounds them).
+    pub fn call_from<'a>(
+        &'a self,
         ctx: CallCtx,
         op: Op,
         mode: ReadMode,
         min_index: u64,
-        client_host: &str,
-    ) -> (Result<OpResult, FsError>, u64) {
+        client_host: &'a str,
+    ) -> impl Future<Output = (Result<OpResult, FsError>, u64)> + Send + 'a {
         let is_leader = self.raft.metrics().borrow_watched().state == ServerState::Leader;
-        let (user, grant) = (ctx.user.clone(), block_access::grant_for(&op));
-        let r = if op.is_write() || mode == ReadMode::Leader || is_leader {
-            self.call_at(ctx, op, client_host).await
+        let call = if op.is_write() || mode == ReadMode::Leader || is_leader {
+            Either::Left(self.call_at(ctx, op, client_host))
         } else {
-            self.follower_read(ctx, op, mode, min_index, client_host).await
+            // Boxed: a follower's read waits for a read index and its
+            // future is large; unboxed, every leader call would carry it.
+            let (user, grant) = (ctx.user.clone(), block_access::grant_for(&op));
+            Either::Right(Box::pin(async move {
+                let mut r = self.follower_read(ctx, op, mode, min_index, client_host).await?;
+                self.block_access.stamp(&user, grant, &mut r)?;
+                Ok(r)
+            }))
         };
-        let r = r.and_then(|mut r| self.block_access.stamp(&user, grant, &mut r).map(|()| r));
-        (r, *self.shared.applied_index().borrow())
+        call.map(move |r| (r, *self.shared.applied_index().borrow()))
     }
 
     async fn follower_read(
@@ -551,38 +564,51 @@ impl Member {
     }
 
     /// Execute one client call: writes through the log, reads after a lease check.
-    pub async fn call(&self, ctx: CallCtx, op: Op) -> Result<OpResult, FsError> {
-        let (user, grant) = (ctx.user.clone(), block_access::grant_for(&op));
-        let mut r = self.call_at(ctx, op, "").await?;
-        self.block_access.stamp(&user, grant, &mut r)?;
-        Ok(r)
+    pub fn call(&self, ctx: CallCtx, op: Op) -> impl Future<Output = Result<OpResult, FsError>> + Send + '_ {
+        self.call_at(ctx, op, "")
     }
 
-    async fn call_at(&self, ctx: CallCtx, op: Op, client_host: &str) -> Result<OpResult, FsError> {
-        check_ctx(&ctx)?;
-        if self.shared.config().is_none() {
-            self.wait_formatted().await?;
-        }
-        let op = self.name_block_file(op)?;
-        if op.is_write() {
-            let watched = self.failpoints.watches(&op);
-            // Boxed: the write path's future is large, and unboxed it would
-            // make every read's future (moved into a box per call) as large.
-            let r = Box::pin(self.data.write(ctx, op, client_host)).await;
-            if watched && r.is_ok() {
-                self.failpoints.crash_after_commit();
+    /// A call on the leader's path, its result stamped with block tokens.
+    fn call_at<'a>(
+        &'a self,
+        ctx: CallCtx,
+        mut op: Op,
+        client_host: &'a str,
+    ) -> impl Future<Output = Result<OpResult, FsError>> + Send + 'a {
+        let (user, grant) = (ctx.user.clone(), block_access::grant_for(&op));
+        async move {
+            check_ctx(&ctx)?;
+            if self.shared.config().is_none() {
+                // Boxed: rare (a new nameservice), and its future is large.
+                // Built in its own statement: a temporary in the statement
+                // of an await counts as live across it.
+                let wait = Box::pin(self.wait_formatted());
+                wait.await?;
             }
-            r
-        } else {
-            let read_index = self.linearize().await?;
-            tracing::debug!(target: "raftfs::reads", call = ?op, read_index, "leader read");
-            self.reads_served.fetch_add(1, Ordering::Relaxed);
-            let cfg = self
-                .shared
-                .config()
-                .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
-            let r = namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)?;
-            self.data.after_read(&ctx, &op, r, client_host)
+            self.name_block_file(&mut op)?;
+            let mut r = if op.is_write() {
+                let watched = self.failpoints.watches(&op);
+                // Boxed: the write path's future is large, and unboxed it
+                // would make every read's future as large.
+                let write = Box::pin(self.data.write(ctx, op, client_host));
+                let r = write.await;
+                if watched && r.is_ok() {
+                    self.failpoints.crash_after_commit();
+                }
+                r?
+            } else {
+                let read_index = self.linearize().await?;
+                tracing::debug!(target: "raftfs::reads", call = ?op, read_index, "leader read");
+                self.reads_served.fetch_add(1, Ordering::Relaxed);
+                let cfg = self
+                    .shared
+                    .config()
+                    .ok_or_else(|| FsError::Unavailable("namespace not formatted yet".into()))?;
+                let r = namespace::read(&cfg, &*self.shared.store.view(), &ctx, &op)?;
+                self.data.after_read(&ctx, &op, r, client_host)?
+            };
+            self.block_access.stamp(&user, grant, &mut r)?;
+            Ok(r)
         }
     }
 
@@ -591,17 +617,17 @@ impl Member {
     /// of the file the block belongs to (`/.reserved/.inodes/<id>`), read
     /// from applied state; every other op as it is. The op then runs, and
     /// is checked and locked, as if the client had named the file.
-    fn name_block_file(&self, mut op: Op) -> Result<Op, FsError> {
-        let (path, block_id) = match &mut op {
+    fn name_block_file(&self, op: &mut Op) -> Result<(), FsError> {
+        let (path, block_id) = match op {
             Op::UpdateBlockForPipeline { path, block } if path.is_empty() => (path, block.id),
             Op::UpdatePipeline { path, old, .. } if path.is_empty() => (path, old.id),
-            _ => return Ok(op),
+            _ => return Ok(()),
         };
         let view = self.shared.store.view();
         let record = view.block(block_id).map_err(FsError::from)?;
         let record = record.ok_or_else(|| FsError::FileNotFound(format!("no file has block blk_{block_id}")))?;
         *path = format!("/.reserved/.inodes/{}", record.inode);
-        Ok(op)
+        Ok(())
     }
 
     async fn wait_formatted(&self) -> Result<(), FsError> {

@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod audit;
 pub mod block_access;
+mod call_observation;
 pub mod coalesce;
 pub use raftfs_raft::cpu;
 pub(crate) mod data;

@@ -15,7 +15,8 @@ use raftfs_proto::{codec, pb, AdminOp, AdminResult, CallCtx, DelegationToken, Fs
 
 use raftfs_trust::{PeerIdentity, PeerRole};
 
-use super::audit::{AuditEntry, AuthMethod};
+use super::audit::AuthMethod;
+use super::call_observation::CallObservation;
 use super::member::{Member, ReadMode};
 
 pub struct NamespaceService {
@@ -104,24 +105,6 @@ fn check_client_op(op: &Op, method: AuthMethod, by_router: bool) -> Result<(), F
     }
 }
 
-/// Run `call` (a client call to op `name`, however it arrived) with what
-/// every client call gets: its time and outcome in the member's metrics,
-/// and `audit`'s line (if the log is on) once its result is known.
-pub(crate) async fn observed<T>(
-    member: &Member,
-    audit: Option<AuditEntry>,
-    name: &'static str,
-    call: impl std::future::Future<Output = (Result<OpResult, FsError>, T)>,
-) -> (Result<OpResult, FsError>, T) {
-    let started = std::time::Instant::now();
-    let (result, extra) = call.await;
-    member.metrics.observe_op(name, started.elapsed(), result.is_ok());
-    if let Some(entry) = audit {
-        member.audit.record(entry, &result);
-    }
-    (result, extra)
-}
-
 /// Run one client call and encode its reply (a typed error inside the
 /// reply for anything wrong with the request).
 async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, peer: &Peer) -> pb::CallReply {
@@ -135,14 +118,10 @@ async fn handle_call(member: &Member, req: Option<pb::CallRequest>, host: &str, 
         check_client_op(&op, method, by_router)?;
         member.check_routed(routed_by, &op)?;
         let audit = member.audit.entry(&ctx.user, method, peer.as_deref(), host, &op);
-        let name = op.name();
-        Ok(observed(
-            member,
-            audit,
-            name,
-            member.call_from(ctx, op, mode, req.min_index, host),
-        )
-        .await)
+        let observation = CallObservation::start(member, audit, op.name());
+        let (result, index) = member.call_from(ctx, op, mode, req.min_index, host).await;
+        observation.finish(&result);
+        Ok((result, index))
     }
     .await
     .unwrap_or_else(|e| (Err(e), 0));

@@ -32,8 +32,8 @@ use raftfs_web::webhdfs::{
 };
 
 use super::audit::AuthMethod;
+use super::call_observation::CallObservation;
 use super::member::Member;
-use super::service::observed;
 
 pub struct MemberWebNamespace {
     member: Arc<Member>,
@@ -112,8 +112,10 @@ impl WebHdfsNamespace for MemberWebNamespace {
                 groups,
                 routed_by: 0,
             };
-            let name = op.name();
-            observed(m, audit, name, async { (m.call(ctx, op).await, ()) }).await.0
+            let observation = CallObservation::start(m, audit, op.name());
+            let result = m.call(ctx, op).await;
+            observation.finish(&result);
+            result
         })
     }
 
