@@ -9,6 +9,7 @@
 //! to a router, which routes it the same way.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -133,8 +134,11 @@ impl FileSystem {
 
     /// Run one namespace operation (retried, failover-aware; routed by the
     /// SDK in direct mode).
-    pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
-        self.core.call(op).await
+    pub fn call(&self, op: Op) -> impl Future<Output = Result<OpResult, FsError>> + Send + '_ {
+        // Not an async fn, here and below: an async fn keeps its arguments
+        // twice, and a call's futures are copied on every call
+        // (tests/call_future_sizes.rs bounds them).
+        self.core.call(op)
     }
 
     /// The member (or router) addresses this handle was given.
@@ -203,23 +207,25 @@ impl Core {
         }
     }
 
-    pub async fn call(&self, op: Op) -> Result<OpResult, FsError> {
+    pub fn call(&self, op: Op) -> impl Future<Output = Result<OpResult, FsError>> + Send + '_ {
         let ctx = self.own_ctx(self.next_call_id.fetch_add(1, Ordering::Relaxed));
-        // Token ops go to the addresses as given: members issue their
-        // nameservice's tokens, routers the federated namespace's (and
-        // pass a nameservice token's renewal on to it), also when this SDK
-        // routes the other calls itself.
-        if matches!(
-            op,
-            Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. } | Op::CancelDelegationToken { .. }
-        ) {
-            return self.conn.call(&ctx, &op).await;
-        }
-        match self.direct().await? {
-            // Boxed: a routed call's future is a few KiB, which every
-            // call's future would otherwise carry (and callers copy).
-            Some(router) => Box::pin(router.call(ctx, &op)).await,
-            None => self.conn.call(&ctx, &op).await,
+        async move {
+            // Token ops go to the addresses as given: members issue their
+            // nameservice's tokens, routers the federated namespace's (and
+            // pass a nameservice token's renewal on to it), also when this
+            // SDK routes the other calls itself.
+            if matches!(
+                op,
+                Op::GetDelegationToken { .. } | Op::RenewDelegationToken { .. } | Op::CancelDelegationToken { .. }
+            ) {
+                return self.conn.call(&ctx, &op).await;
+            }
+            match self.direct().await? {
+                // Boxed: a routed call's future is a few KiB, which every
+                // call's future would otherwise carry (and callers copy).
+                Some(router) => Box::pin(router.call(ctx, &op)).await,
+                None => self.conn.call(&ctx, &op).await,
+            }
         }
     }
 

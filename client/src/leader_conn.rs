@@ -185,14 +185,16 @@ impl LeaderConnection {
         let every = Duration::from_millis(self.opts.leader_check_after_ms.max(1));
         let mut check = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
+            // The select ends before the leader check is awaited: inside a
+            // branch, its output (a whole result) would be kept beside the
+            // check's future in this future.
             tokio::select! {
                 r = &mut attempt => return r,
-                _ = check.tick() => {
-                    if let Some(hint) = Box::pin(self.other_leader(target)).await {
-                        tracing::debug!(from = %target, to = %hint.addr, "another member leads: abandoning the call");
-                        return Err(FsError::NotLeader { leader: Some(hint) });
-                    }
-                }
+                _ = check.tick() => {}
+            }
+            if let Some(hint) = Box::pin(self.other_leader(target)).await {
+                tracing::debug!(from = %target, to = %hint.addr, "another member leads: abandoning the call");
+                return Err(FsError::NotLeader { leader: Some(hint) });
             }
         }
     }
@@ -240,7 +242,9 @@ impl LeaderConnection {
         if let (false, Some(mode)) = (op.is_write(), mode) {
             let n = self.next_reader.fetch_add(1, Ordering::Relaxed) as usize;
             let target = self.members[n % self.members.len()].clone();
-            match self.attempt(Rpc::Call, &target, ctx, &op_bin, mode).await {
+            // Boxed: an attempt's future is large, and the leader's path
+            // (every call without follower reads) would carry it.
+            match Box::pin(self.attempt(Rpc::Call, &target, ctx, &op_bin, mode)).await {
                 Ok(r) => return Ok(r),
                 Err(e) if e.is_retryable() => {
                     tracing::debug!(member = %target, error = %e, "follower read failed; reading from the leader")

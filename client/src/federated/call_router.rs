@@ -49,6 +49,7 @@
 //! nameservice's paths.
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -191,26 +192,35 @@ impl<T: TableSource> CallRouter<T> {
     ///   [`REROUTE_PAUSE_MS`], whichever comes first.
     ///
     /// A refused call was not run, so routing it again is safe.
-    pub async fn call(&self, mut ctx: pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
-        let mut fed = self.table.current();
-        let mut reroutes = 0;
-        loop {
-            ctx.federation_version = fed.version();
-            match self.route(&fed, &ctx, op).await {
-                Err(FsError::NotOwned { version, message }) if reroutes < MAX_REROUTES => {
-                    reroutes += 1;
-                    if version > fed.version() {
-                        let wait = Duration::from_millis(MAX_REROUTE_WAIT_MS);
-                        if !self.table.wait_for_version(version, wait).await {
-                            return Err(FsError::NotOwned { version, message });
+    // Not an async fn: it would keep the context twice (see
+    // tests/call_future_sizes.rs).
+    #[allow(clippy::manual_async_fn)]
+    pub fn call<'a>(
+        &'a self,
+        mut ctx: pb::CallContext,
+        op: &'a Op,
+    ) -> impl Future<Output = Result<OpResult, FsError>> + Send + 'a {
+        async move {
+            let mut fed = self.table.current();
+            let mut reroutes = 0;
+            loop {
+                ctx.federation_version = fed.version();
+                match self.route(&fed, &ctx, op).await {
+                    Err(FsError::NotOwned { version, message }) if reroutes < MAX_REROUTES => {
+                        reroutes += 1;
+                        if version > fed.version() {
+                            let wait = Duration::from_millis(MAX_REROUTE_WAIT_MS);
+                            if !self.table.wait_for_version(version, wait).await {
+                                return Err(FsError::NotOwned { version, message });
+                            }
+                        } else {
+                            let pause = Duration::from_millis(REROUTE_PAUSE_MS);
+                            self.table.wait_for_version(fed.version() + 1, pause).await;
                         }
-                    } else {
-                        let pause = Duration::from_millis(REROUTE_PAUSE_MS);
-                        self.table.wait_for_version(fed.version() + 1, pause).await;
+                        fed = self.table.current();
                     }
-                    fed = self.table.current();
+                    r => return r,
                 }
-                r => return r,
             }
         }
     }
@@ -292,7 +302,10 @@ impl<T: TableSource> CallRouter<T> {
     /// Forward `op` (already rewritten) to `ns`; note where a writer opens files.
     async fn forward(&self, fed: &Federation, ctx: &pb::CallContext, ns: &str, op: &Op) -> Result<OpResult, FsError> {
         let record = self.record(fed, ns)?;
-        let r = self.nameservices.forward(record, ctx, op).await;
+        // Boxed: the connection's future (its retry loop and the attempt's
+        // select) is most of a routed call's, and each of the routing
+        // levels above would carry (and copy) it.
+        let r = Box::pin(self.nameservices.forward(record, ctx, op)).await;
         if r.is_ok() {
             if matches!(op, Op::Create { .. } | Op::Append { .. }) {
                 self.leases.opened(&ctx.client_id, ns);
@@ -322,15 +335,17 @@ impl<T: TableSource> CallRouter<T> {
         ds: &[Destination],
         op: &Op,
     ) -> Result<OpResult, FsError> {
+        // Boxed (only when a destination lacks the path): a whole result
+        // kept across the next await would be in every routed call's future.
         let mut last = None;
         for d in ds {
             let r = self.forward_to(fed, ctx, d, op).await;
             if !not_found(&r) {
                 return r;
             }
-            last = Some(r);
+            last = Some(Box::new(r));
         }
-        last.unwrap_or_else(|| Err(FsError::Unroutable("no destination".into())))
+        last.map_or_else(|| Err(FsError::Unroutable("no destination".into())), |r| *r)
     }
 
     /// The destination among `ds` where the path exists, if any (asked of all at once).

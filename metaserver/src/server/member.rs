@@ -580,18 +580,14 @@ impl Member {
             check_ctx(&ctx)?;
             if self.shared.config().is_none() {
                 // Boxed: rare (a new nameservice), and its future is large.
-                // Built in its own statement: a temporary in the statement
-                // of an await counts as live across it.
-                let wait = Box::pin(self.wait_formatted());
-                wait.await?;
+                Box::pin(self.wait_formatted()).await?;
             }
             self.name_block_file(&mut op)?;
             let mut r = if op.is_write() {
                 let watched = self.failpoints.watches(&op);
                 // Boxed: the write path's future is large, and unboxed it
                 // would make every read's future as large.
-                let write = Box::pin(self.data.write(ctx, op, client_host));
-                let r = write.await;
+                let r = Box::pin(self.data.write(ctx, op, client_host)).await;
                 if watched && r.is_ok() {
                     self.failpoints.crash_after_commit();
                 }
