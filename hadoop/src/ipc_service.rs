@@ -15,6 +15,7 @@
 //! that checks what the token grants per call (a block token names one
 //! block). Otherwise SIMPLE: the connection context's user is trusted.
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -25,10 +26,20 @@ use crate::remote_error::RemoteError;
 
 /// A token a connection authenticated with (SASL TOKEN): the identifier's
 /// bytes as the client sent them and the password it proved it holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Its `Debug` leaves the password out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct AuthenticatedToken {
     pub identifier: Vec<u8>,
     pub password: Vec<u8>,
+}
+
+impl fmt::Debug for AuthenticatedToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthenticatedToken")
+            .field("identifier", &self.identifier)
+            .field("password", &REDACTED)
+            .finish()
+    }
 }
 
 /// Who a connection acts for, as the server authenticated it.
@@ -43,11 +54,25 @@ pub struct IpcCaller {
 
 /// What a token identifier stands for, as the service that issued (or
 /// checks) it knows: who it acts for and the password its holder must prove.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Its `Debug` leaves the password out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct TokenSecret {
     pub owner: String,
     pub password: Vec<u8>,
 }
+
+impl fmt::Debug for TokenSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenSecret")
+            .field("owner", &self.owner)
+            .field("password", &REDACTED)
+            .finish()
+    }
+}
+
+/// What `Debug` shows for a password (a log line or a panic message must
+/// not carry one).
+const REDACTED: &str = "<redacted>";
 
 /// Why a call got no answer message.
 #[derive(Debug)]
@@ -128,4 +153,33 @@ pub trait IpcService: Send + Sync + 'static {
     /// applied log index, which observer-read clients send back); `None`
     /// from a service with no such state.
     fn state_id(&self) -> Option<u64>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_leaves_passwords_out() {
+        let password = b"s3cr3t-password".to_vec();
+        let token = AuthenticatedToken {
+            identifier: vec![1, 2, 3],
+            password: password.clone(),
+        };
+        let caller = IpcCaller {
+            user: "alice".into(),
+            ip: "127.0.0.1".into(),
+            token: Some(token),
+        };
+        let secret = TokenSecret {
+            owner: "alice".into(),
+            password: password.clone(),
+        };
+        let bytes_as_debug = format!("{password:?}");
+        for shown in [format!("{caller:?}"), format!("{secret:?}"), format!("{caller:#?}")] {
+            assert!(!shown.contains(&bytes_as_debug), "a password in {shown}");
+            assert!(shown.contains(REDACTED), "{shown}");
+        }
+        assert!(format!("{caller:?}").contains("[1, 2, 3]"), "the identifier is shown");
+    }
 }

@@ -193,7 +193,7 @@ impl<T: TableSource> CallRouter<T> {
     ///
     /// A refused call was not run, so routing it again is safe.
     // Not an async fn: it would keep the context twice (see
-    // tests/call_future_sizes.rs).
+    // `FileSystem`'s `the_future_of_a_call_stays_small`).
     #[allow(clippy::manual_async_fn)]
     pub fn call<'a>(
         &'a self,

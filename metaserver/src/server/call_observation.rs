@@ -6,7 +6,7 @@
 //! wrapper around the call's future: an async wrapper holds the future it
 //! is given and, while awaiting it, a second copy of it (rustc does not
 //! overlap the two), which doubled the size of every call's future and the
-//! bytes moved per call (see `tests/call_future_sizes.rs`).
+//! bytes moved per call (see `call_future_sizes.rs`).
 
 use std::time::Instant;
 

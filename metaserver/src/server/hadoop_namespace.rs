@@ -64,7 +64,7 @@ impl HadoopNamespace for MemberHadoopNamespace {
         let audit = m.audit.entry(&caller.user, AuthMethod::Simple, None, &caller.ip, &op);
         let observation = CallObservation::start(m, audit, op.name());
         // A combinator, not an async block: a block would hold the call's
-        // arguments beside the call's future (tests/call_future_sizes.rs).
+        // arguments beside the call's future (server/call_future_sizes.rs).
         let call = m.call_from(self.ctx(caller, ids), op, mode, min_index, &caller.ip);
         Box::pin(call.map(move |(result, _)| {
             observation.finish(&result);

@@ -406,7 +406,7 @@ impl Member {
     /// async block that borrows what it captures), not async fns: an async
     /// fn keeps its arguments twice (as captured and as moved into its
     /// body), and each level's future is moved into its caller's on every
-    /// call (`tests/call_future_sizes.rs` bounds them).
+    /// call (`call_future_sizes.rs` bounds them).
     pub fn call_from<'a>(
         &'a self,
         ctx: CallCtx,

@@ -5,6 +5,8 @@
 pub mod admin;
 pub mod audit;
 pub mod block_access;
+#[cfg(test)]
+mod call_future_sizes;
 mod call_observation;
 pub mod coalesce;
 pub use raftfs_raft::cpu;

@@ -10,14 +10,14 @@
 use std::mem::size_of_val;
 use std::sync::Arc;
 
+use crate::exec::batcher::MAX_OPS_PER_ENTRY;
+use crate::exec::ExecMode;
+use crate::server::hadoop_namespace::MemberHadoopNamespace;
+use crate::server::member::ReadMode;
+use crate::server::StoreKind;
+use crate::testkit::single_member_with;
 use raftfs_hadoop::ipc_service::Call;
 use raftfs_hadoop::{HadoopNamespace, IpcCaller, IpcService, NamenodeService};
-use raftfs_metaserver::exec::batcher::MAX_OPS_PER_ENTRY;
-use raftfs_metaserver::exec::ExecMode;
-use raftfs_metaserver::server::hadoop_namespace::MemberHadoopNamespace;
-use raftfs_metaserver::server::member::ReadMode;
-use raftfs_metaserver::server::StoreKind;
-use raftfs_metaserver::testkit::single_member_with;
 use raftfs_proto::{CallCtx, Op};
 
 /// The most a per-call future of the member may take, in bytes.
