@@ -64,6 +64,37 @@ pub struct FederationArgs {
     /// memory or rocksdb.
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
+    /// The configurations each round runs, in this order (comma-separated):
+    /// all by default; fewer to profile one (for example `--phases sdk`
+    /// under `perf record`). A ratio is printed when both of its
+    /// configurations ran. A name given twice runs twice per round.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Phase::ALL)]
+    pub phases: Vec<Phase>,
+}
+
+/// One configuration of the bench.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// getFileInfo straight to ns1's member.
+    Direct,
+    /// getFileInfo through the router.
+    Router,
+    /// getFileInfo routed by the SDK itself.
+    Sdk,
+    /// creates in ns1 alone, then in ns1 and ns2 at once.
+    Create,
+}
+
+impl Phase {
+    const ALL: [Phase; 4] = [Phase::Direct, Phase::Router, Phase::Sdk, Phase::Create];
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use clap::ValueEnum;
+        let name = self.to_possible_value().expect("every phase has a name");
+        f.write_str(name.get_name())
+    }
 }
 
 /// One router process, killed on drop.
@@ -219,6 +250,36 @@ async fn timed_stats(
     Ok((rate, per_op))
 }
 
+/// One getFileInfo configuration's rounds: ops/s, and CPU µs per call of
+/// each process measured.
+#[derive(Default)]
+struct Figures {
+    rates: Vec<f64>,
+    cpu: Vec<Vec<f64>>,
+}
+
+impl Figures {
+    fn push(&mut self, rate: f64, cpu: Vec<f64>) {
+        self.rates.push(rate);
+        self.cpu.push(cpu);
+    }
+
+    /// The median rate, if the configuration ran.
+    fn rate(&self) -> Option<f64> {
+        (!self.rates.is_empty()).then(|| median(&mut self.rates.clone()))
+    }
+
+    /// The median CPU µs per call of each process, if the configuration ran.
+    fn cpu(&self) -> Option<Vec<f64>> {
+        let processes = self.cpu.first()?.len();
+        Some(
+            (0..processes)
+                .map(|i| median(&mut self.cpu.iter().map(|r| r[i]).collect::<Vec<_>>()))
+                .collect(),
+        )
+    }
+}
+
 pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -241,6 +302,9 @@ async fn wait_router(router: &FileSystem, log: &std::path::Path) -> anyhow::Resu
 pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
     if a.runs == 0 || a.files == 0 || a.creates == 0 {
         bail!("--runs, --files and --creates must be positive");
+    }
+    if a.phases.is_empty() {
+        bail!("--phases names no configuration (direct, router, sdk, create)");
     }
     let mut ns1 = LocalNameservice::format(1, &a.store, "", SUPERUSER)?;
     let mut ns2 = ns1.format_sibling(1, "ns2", SUPERUSER)?;
@@ -288,81 +352,111 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
         bail!("the SDK given the router's address does not route by itself");
     }
     println!(
-        "federation bench: 2 nameservices ({} store, 1 member each) + 1 router, {} callers, {} rounds",
-        a.store, a.clients, a.runs
+        "federation bench: 2 nameservices ({} store, 1 member each) + 1 router, {} callers, {} rounds of {}",
+        a.store,
+        a.clients,
+        a.runs,
+        a.phases.iter().map(Phase::to_string).collect::<Vec<_>>().join(", ")
     );
 
     throughput(&direct1, creates("/bench/stat", a.files), a.clients).await?;
-    let (mut direct, mut routed, mut sdk) = (Vec::new(), Vec::new(), Vec::new());
-    // CPU µs per getFileInfo: [client, member] direct, [client, router, member] routed and SDK-routed.
-    let mut direct_cpu: Vec<Vec<f64>> = Vec::new();
-    let mut routed_cpu: Vec<Vec<f64>> = Vec::new();
-    let mut sdk_cpu: Vec<Vec<f64>> = Vec::new();
+    // Per round and configuration: ops/s and CPU µs per getFileInfo of
+    // [client, member] (direct) or [client, router, member] (the others).
+    let (mut direct, mut routed, mut sdk) = (Figures::default(), Figures::default(), Figures::default());
     let member = ns1.members[0].addr.clone();
     let (mut alone, mut joint1, mut joint2) = (Vec::new(), Vec::new(), Vec::new());
     for r in 0..a.runs {
-        let (d, dc) = timed_stats(&direct1, "/bench/stat", &a, &[&member]).await?;
-        let (v, vc) = timed_stats(&via_router, "/b1/stat", &a, &[&router.addr, &member]).await?;
-        let (k, kc) = timed_stats(&sdk_routed, "/b1/stat", &a, &[&router.addr, &member]).await?;
-        let one = throughput(&direct1, creates(&format!("/bench/alone{r}"), a.creates), a.clients).await?;
-        let (j1, j2) = tokio::join!(
-            throughput(&direct1, creates(&format!("/bench/joint{r}"), a.creates), a.clients),
-            throughput(&direct2, creates(&format!("/bench/joint{r}"), a.creates), a.clients),
-        );
-        let (j1, j2) = (j1?, j2?);
-        println!(
-            "round {}: getFileInfo direct {d:.0}/s, via router {v:.0}/s ({:.2}x), SDK-routed {k:.0}/s ({:.2}x); \
-             create ns1 alone {one:.0}/s, together ns1 {j1:.0}/s ({:.2}x) ns2 {j2:.0}/s ({:.2}x)",
-            r + 1,
-            v / d,
-            k / d,
-            j1 / one,
-            j2 / one
-        );
-        direct.push(d);
-        routed.push(v);
-        sdk.push(k);
-        direct_cpu.push(dc);
-        routed_cpu.push(vc);
-        sdk_cpu.push(kc);
-        alone.push(one);
-        joint1.push(j1);
-        joint2.push(j2);
+        let mut line = format!("round {}:", r + 1);
+        for phase in &a.phases {
+            match phase {
+                Phase::Direct => {
+                    let (d, dc) = timed_stats(&direct1, "/bench/stat", &a, &[&member]).await?;
+                    line += &format!(" getFileInfo direct {d:.0}/s;");
+                    direct.push(d, dc);
+                }
+                Phase::Router => {
+                    let (v, vc) = timed_stats(&via_router, "/b1/stat", &a, &[&router.addr, &member]).await?;
+                    line += &format!(" via router {v:.0}/s;");
+                    routed.push(v, vc);
+                }
+                Phase::Sdk => {
+                    let (k, kc) = timed_stats(&sdk_routed, "/b1/stat", &a, &[&router.addr, &member]).await?;
+                    line += &format!(" SDK-routed {k:.0}/s;");
+                    sdk.push(k, kc);
+                }
+                Phase::Create => {
+                    let one = throughput(&direct1, creates(&format!("/bench/alone{r}"), a.creates), a.clients).await?;
+                    let (j1, j2) = tokio::join!(
+                        throughput(&direct1, creates(&format!("/bench/joint{r}"), a.creates), a.clients),
+                        throughput(&direct2, creates(&format!("/bench/joint{r}"), a.creates), a.clients),
+                    );
+                    let (j1, j2) = (j1?, j2?);
+                    line += &format!(
+                        " create ns1 alone {one:.0}/s, together ns1 {j1:.0}/s ({:.2}x) ns2 {j2:.0}/s ({:.2}x)",
+                        j1 / one,
+                        j2 / one
+                    );
+                    alone.push(one);
+                    joint1.push(j1);
+                    joint2.push(j2);
+                }
+            }
+        }
+        println!("{line}");
     }
-    let (d, v, k) = (median(&mut direct), median(&mut routed), median(&mut sdk));
-    let (one, j1, j2) = (median(&mut alone), median(&mut joint1), median(&mut joint2));
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
-    let cpu = |rows: &[Vec<f64>], i: usize| median(&mut rows.iter().map(|r| r[i]).collect::<Vec<_>>());
     println!("medians over {} rounds:", a.runs);
-    println!(
-        "  getFileInfo: direct {d:.0} ops/s, via router {v:.0} ops/s: {:.2}x (target >= {TARGET_ROUTER_OVER_DIRECT}: {})",
-        v / d,
-        verdict(v / d >= TARGET_ROUTER_OVER_DIRECT)
-    );
-    println!(
-        "  getFileInfo: direct {d:.0} ops/s, routed by the SDK {k:.0} ops/s: {:.2}x (target >= {TARGET_SDK_ROUTED_OVER_DIRECT}: {})",
-        k / d,
-        verdict(k / d >= TARGET_SDK_ROUTED_OVER_DIRECT)
-    );
-    println!(
-        "  CPU µs per getFileInfo: direct: client {:.1} + member {:.1}; via router: client {:.1} + router {:.1} + member {:.1}; \
-         SDK-routed: client {:.1} + router {:.1} + member {:.1}",
-        cpu(&direct_cpu, 0),
-        cpu(&direct_cpu, 1),
-        cpu(&routed_cpu, 0),
-        cpu(&routed_cpu, 1),
-        cpu(&routed_cpu, 2),
-        cpu(&sdk_cpu, 0),
-        cpu(&sdk_cpu, 1),
-        cpu(&sdk_cpu, 2)
-    );
-    println!(
-        "  create: ns1 alone {one:.0} ops/s; both at once ns1 {j1:.0} ({:.2}x), ns2 {j2:.0} ({:.2}x) \
-         (target >= {TARGET_EACH_OVER_ALONE} each: {})",
-        j1 / one,
-        j2 / one,
-        verdict(j1 / one >= TARGET_EACH_OVER_ALONE && j2 / one >= TARGET_EACH_OVER_ALONE)
-    );
+    let d = direct.rate();
+    if let Some(v) = routed.rate() {
+        print!("  getFileInfo: via router {v:.0} ops/s");
+        match d {
+            Some(d) => println!(
+                ", direct {d:.0} ops/s: {:.2}x (target >= {TARGET_ROUTER_OVER_DIRECT}: {})",
+                v / d,
+                verdict(v / d >= TARGET_ROUTER_OVER_DIRECT)
+            ),
+            None => println!(),
+        }
+    }
+    if let Some(k) = sdk.rate() {
+        print!("  getFileInfo: routed by the SDK {k:.0} ops/s");
+        match d {
+            Some(d) => println!(
+                ", direct {d:.0} ops/s: {:.2}x (target >= {TARGET_SDK_ROUTED_OVER_DIRECT}: {})",
+                k / d,
+                verdict(k / d >= TARGET_SDK_ROUTED_OVER_DIRECT)
+            ),
+            None => println!(),
+        }
+    }
+    if let (Some(d), None, None) = (d, routed.rate(), sdk.rate()) {
+        println!("  getFileInfo: direct {d:.0} ops/s");
+    }
+    let mut cpu = Vec::new();
+    if let Some(c) = direct.cpu() {
+        cpu.push(format!("direct: client {:.1} + member {:.1}", c[0], c[1]));
+    }
+    for (name, f) in [("via router", &routed), ("SDK-routed", &sdk)] {
+        if let Some(c) = f.cpu() {
+            cpu.push(format!(
+                "{name}: client {:.1} + router {:.1} + member {:.1}",
+                c[0], c[1], c[2]
+            ));
+        }
+    }
+    if !cpu.is_empty() {
+        println!("  CPU µs per getFileInfo: {}", cpu.join("; "));
+    }
+    if !alone.is_empty() {
+        let (one, j1, j2) = (median(&mut alone), median(&mut joint1), median(&mut joint2));
+        println!(
+            "  create: ns1 alone {one:.0} ops/s; both at once ns1 {j1:.0} ({:.2}x), ns2 {j2:.0} ({:.2}x) \
+             (target >= {TARGET_EACH_OVER_ALONE} each: {})",
+            j1 / one,
+            j2 / one,
+            verdict(j1 / one >= TARGET_EACH_OVER_ALONE && j2 / one >= TARGET_EACH_OVER_ALONE)
+        );
+    }
     drop(router);
     ns1.kill_all();
     ns2.kill_all();

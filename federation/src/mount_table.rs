@@ -126,10 +126,10 @@ pub enum MountTableChange {
 
 /// What a path resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved<'a> {
+pub struct Resolved<'a, 'p> {
     pub entry: &'a MountEntry,
     /// The components below the mount point, joined (`a/b`, or empty at the mount point).
-    pub rest: String,
+    pub rest: &'p str,
     /// Every destination path of the entry with `rest` appended, the one
     /// the entry's order picks for `rest` first.
     pub candidates: Vec<Destination>,
@@ -158,11 +158,17 @@ pub fn within(inner: &str, outer: &str) -> bool {
 
 /// `base` with the relative `rest` appended.
 fn join(base: &str, rest: &str) -> String {
-    match (base, rest) {
-        (_, "") => base.to_string(),
-        ("/", _) => format!("/{rest}"),
-        _ => format!("{base}/{rest}"),
+    if rest.is_empty() {
+        return base.to_string();
     }
+    // Not format!: this runs on every routed call.
+    let mut joined = String::with_capacity(base.len() + 1 + rest.len());
+    joined.push_str(base);
+    if base != "/" {
+        joined.push('/');
+    }
+    joined.push_str(rest);
+    joined
 }
 
 /// A stable 64-bit hash (FNV-1a, then mixed): the same on every router, SDK and release,
@@ -328,19 +334,21 @@ impl MountTable {
     /// The entry owning `path` (normalized) by longest prefix, and the
     /// destinations of `path` in the order the entry picks; `None` if no
     /// mount point covers it.
-    pub fn resolve(&self, path: &str) -> Option<Resolved<'_>> {
+    pub fn resolve<'p>(&self, path: &'p str) -> Option<Resolved<'_, 'p>> {
         let mut end = path.len();
         loop {
             let prefix = if end == 0 { "/" } else { &path[..end] };
             if let Some(entry) = self.entries.get(prefix) {
-                let rest = path[end..].trim_start_matches('/').to_string();
-                let candidates = order_destinations(entry, &rest)
-                    .into_iter()
-                    .map(|d| Destination {
-                        nameservice: d.nameservice.clone(),
-                        path: join(&d.path, &rest),
-                    })
-                    .collect();
+                let rest = path[end..].trim_start_matches('/');
+                let translated = |d: &Destination| Destination {
+                    nameservice: d.nameservice.clone(),
+                    path: join(&d.path, rest),
+                };
+                let candidates = match entry.destinations.as_slice() {
+                    // Most entries: no order to compute.
+                    [only] => vec![translated(only)],
+                    _ => order_destinations(entry, rest).into_iter().map(translated).collect(),
+                };
                 return Some(Resolved {
                     entry,
                     rest,
@@ -475,7 +483,7 @@ pub(crate) mod tests {
             }
         );
         let r = t.resolve("/data/x").unwrap();
-        assert_eq!((r.entry.source.as_str(), r.rest.as_str()), ("/data", "x"));
+        assert_eq!((r.entry.source.as_str(), r.rest), ("/data", "x"));
         assert_eq!(t.resolve("/data").unwrap().candidates[0].path, "/data");
         assert!(t.resolve("/database").is_none(), "/data must not own /database");
         assert!(t.resolve("/").is_none());
@@ -567,7 +575,8 @@ pub(crate) mod tests {
         // HASH: everything under one top-level directory goes one way.
         let first = t.resolve("/shared/dir").unwrap().candidates[0].nameservice.clone();
         for f in 0..20 {
-            let r = t.resolve(&format!("/shared/dir/sub/f{f}")).unwrap();
+            let path = format!("/shared/dir/sub/f{f}");
+            let r = t.resolve(&path).unwrap();
             assert_eq!(r.candidates[0].nameservice, first);
             assert_eq!(r.candidates.len(), 2);
         }

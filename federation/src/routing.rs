@@ -16,6 +16,8 @@
 //! [`raftfs_proto::path_rules`]), so `/data/../etc` never escapes a mount
 //! point.
 
+use std::borrow::Cow;
+
 use raftfs_proto::{path_rules, FsError, Op};
 
 use crate::federation::Federation;
@@ -24,18 +26,17 @@ use crate::mount_table::{Destination, MountEntry};
 /// Where a path lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location<'a> {
-    /// Under the mount point `entry`: `rest` is the part below it (empty at
-    /// the mount point itself), `candidates` the destinations of the path,
-    /// the one the entry's order picks first, none disabled.
+    /// Under the mount point `entry` (the part below it is
+    /// [`Location::rest`]), `candidates` the destinations of the path, the
+    /// one the entry's order picks first, none disabled.
     Mounted {
-        path: String,
+        path: Cow<'a, str>,
         entry: &'a MountEntry,
-        rest: String,
         candidates: Vec<Destination>,
     },
     /// Above the mount points: the root or a directory on the way to one.
     /// It holds only the mount points below it (`children`, names, sorted).
-    Virtual { path: String, children: Vec<String> },
+    Virtual { path: Cow<'a, str>, children: Vec<String> },
 }
 
 impl Location<'_> {
@@ -46,36 +47,49 @@ impl Location<'_> {
         }
     }
 
+    /// The components below the mount point, joined (`a/b`; empty at the
+    /// mount point itself and above the mount points).
+    pub fn rest(&self) -> &str {
+        match self {
+            Location::Mounted { path, entry, .. } => path[entry.source.len()..].trim_start_matches('/'),
+            Location::Virtual { .. } => "",
+        }
+    }
+
     /// True for the mount point itself (not a path below it).
     pub fn is_mount_point(&self) -> bool {
-        matches!(self, Location::Mounted { rest, .. } if rest.is_empty())
+        matches!(self, Location::Mounted { .. }) && self.rest().is_empty()
     }
 }
 
-/// Where `path` lives in `fed` (see the module docs).
-pub fn locate<'a>(fed: &'a Federation, path: &str) -> Result<Location<'a>, FsError> {
+/// Where `path` lives in `fed` (see the module docs). Allocates only the
+/// destinations' paths when `path` is normal and no destination disabled.
+pub fn locate<'a>(fed: &'a Federation, path: &'a str) -> Result<Location<'a>, FsError> {
     // A client's path, checked as a namespace checks it (same words).
-    let path = path_rules::normalize(path)?;
+    let path = path_rules::normalized(path)?;
     let table = fed.mounts();
-    match table.resolve(&path) {
-        Some(r) => {
-            let (enabled, disabled): (Vec<Destination>, Vec<Destination>) = r
-                .candidates
-                .into_iter()
-                .partition(|d| !table.is_disabled(&d.nameservice));
-            if enabled.is_empty() {
-                let names: Vec<&str> = disabled.iter().map(|d| d.nameservice.as_str()).collect();
-                return Err(FsError::Unroutable(format!(
-                    "Cannot find locations for {path}: its nameservice {} is disabled \
-                     (routeradmin -nameservice enable)",
-                    names.join(",")
-                )));
-            }
+    let resolved = table.resolve(&path).map(|r| (r.entry, r.candidates));
+    match resolved {
+        Some((entry, candidates)) => {
+            let candidates = if candidates.iter().any(|d| table.is_disabled(&d.nameservice)) {
+                let (enabled, disabled): (Vec<Destination>, Vec<Destination>) =
+                    candidates.into_iter().partition(|d| !table.is_disabled(&d.nameservice));
+                if enabled.is_empty() {
+                    let names: Vec<&str> = disabled.iter().map(|d| d.nameservice.as_str()).collect();
+                    return Err(FsError::Unroutable(format!(
+                        "Cannot find locations for {path}: its nameservice {} is disabled \
+                         (routeradmin -nameservice enable)",
+                        names.join(",")
+                    )));
+                }
+                enabled
+            } else {
+                candidates
+            };
             Ok(Location::Mounted {
                 path,
-                entry: r.entry,
-                rest: r.rest,
-                candidates: enabled,
+                entry,
+                candidates,
             })
         }
         None => {
@@ -93,6 +107,11 @@ pub fn locate<'a>(fed: &'a Federation, path: &str) -> Result<Location<'a>, FsErr
 /// `op` with its path (the source, for a rename) replaced by `path`.
 /// Operations without a path come back unchanged.
 pub fn retarget(op: &Op, path: &str) -> Op {
+    retarget_to(op, path.to_string())
+}
+
+/// [`retarget`] with the new path given owned (not copied again).
+pub fn retarget_to(op: &Op, path: String) -> Op {
     let mut op = op.clone();
     match &mut op {
         Op::Mkdirs { path: p, .. }
@@ -118,7 +137,7 @@ pub fn retarget(op: &Op, path: &str) -> Op {
         | Op::Truncate { path: p, .. }
         | Op::Rename { src: p, .. }
         | Op::Rename2 { src: p, .. }
-        | Op::Concat { target: p, .. } => *p = path.to_string(),
+        | Op::Concat { target: p, .. } => *p = path,
         Op::RenewLease
         | Op::CommitBlockSynchronization { .. }
         | Op::SetDatanodeAdmin { .. }
@@ -182,10 +201,8 @@ mod tests {
         let f = fed();
         let l = locate(&f, "/user//alice/").unwrap();
         match &l {
-            Location::Mounted {
-                path, rest, candidates, ..
-            } => {
-                assert_eq!((path.as_str(), rest.as_str()), ("/user/alice", "alice"));
+            Location::Mounted { path, candidates, .. } => {
+                assert_eq!((&**path, l.rest()), ("/user/alice", "alice"));
                 assert_eq!(candidates[0].path, "/user/alice");
             }
             other => panic!("{other:?}"),

@@ -11,6 +11,8 @@
 //! Caveat: `/.reserved` paths are the namespace's business (their inode
 //! ids are per nameservice); [`normalize`] treats them as ordinary names.
 
+use std::borrow::Cow;
+
 use crate::limits::{MAX_NAME_LEN_BYTES, MAX_PATH_DEPTH, MAX_PATH_LEN_BYTES};
 use crate::FsError;
 
@@ -66,6 +68,12 @@ pub fn name_too_long(name: &str) -> FsError {
 
 /// `raw` checked by every rule above, repeated and trailing slashes folded.
 pub fn normalize(raw: &str) -> Result<String, FsError> {
+    normalized(raw).map(Cow::into_owned)
+}
+
+/// [`normalize`], borrowing `raw` when it is already normal (the common
+/// case, checked without allocating: what routing does on every call).
+pub fn normalized(raw: &str) -> Result<Cow<'_, str>, FsError> {
     if raw.len() > MAX_PATH_LEN_BYTES {
         return Err(too_long(raw));
     }
@@ -75,9 +83,14 @@ pub fn normalize(raw: &str) -> Result<String, FsError> {
     if raw.as_bytes().contains(&0) {
         return Err(nul_byte(raw));
     }
-    let mut out = String::with_capacity(raw.len());
+    // Normal already: no empty component but the root's, no trailing slash.
+    let mut normal = raw == "/" || !raw.ends_with('/');
     let mut depth = 0;
-    for c in raw.split('/').filter(|c| !c.is_empty()) {
+    for c in raw[1..].split('/') {
+        if c.is_empty() {
+            normal &= raw == "/";
+            continue;
+        }
         if c == "." || c == ".." {
             return Err(dot_component(raw, c));
         }
@@ -91,13 +104,19 @@ pub fn normalize(raw: &str) -> Result<String, FsError> {
         if depth > MAX_PATH_DEPTH {
             return Err(too_deep(raw));
         }
+    }
+    if normal {
+        return Ok(Cow::Borrowed(raw));
+    }
+    let mut out = String::with_capacity(raw.len());
+    for c in raw.split('/').filter(|c| !c.is_empty()) {
         out.push('/');
         out.push_str(c);
     }
     if out.is_empty() {
         out.push('/');
     }
-    Ok(out)
+    Ok(Cow::Owned(out))
 }
 
 #[cfg(test)]
@@ -125,5 +144,25 @@ mod tests {
         let deep = "/d".repeat(MAX_PATH_DEPTH + 1);
         assert!(matches!(normalize(&deep), Err(FsError::InvalidPath(m)) if m.contains("deeper than")));
         assert!(normalize(&"/d".repeat(MAX_PATH_DEPTH)).is_ok());
+    }
+
+    #[test]
+    fn a_normal_path_is_borrowed_and_any_other_rebuilt() {
+        for normal in ["/", "/a", "/a/b.c/d"] {
+            assert!(
+                matches!(normalized(normal), Ok(Cow::Borrowed(p)) if p == normal),
+                "{normal}"
+            );
+        }
+        for (raw, want) in [
+            ("//", "/"),
+            ("/a/", "/a"),
+            ("//a", "/a"),
+            ("/a//b", "/a/b"),
+            ("/a/b//", "/a/b"),
+        ] {
+            assert!(matches!(normalized(raw), Ok(Cow::Owned(p)) if p == want), "{raw}");
+        }
+        assert!(matches!(normalized("/a/../b"), Err(FsError::InvalidPath(_))));
     }
 }

@@ -54,7 +54,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::join_all;
+use futures::future::{join_all, Either};
 use raftfs_federation::mount_table::within;
 use raftfs_federation::routing::{locate, rename_destination, retarget, retarget_rename, Location};
 use raftfs_federation::{Destination, Federation, MountEntry, NameserviceRecord, Order};
@@ -65,6 +65,7 @@ use rand::Rng;
 use super::lease_holders::LeaseHolders;
 use super::merge::{directory_status, last_component, merge_listing, sum_summaries};
 use super::nameservices::Nameservices;
+use super::one_way::{one_way, refused_as_read_only};
 use super::TableSource;
 
 /// Most times one call is routed again after a nameservice refused it as
@@ -205,23 +206,45 @@ impl<T: TableSource> CallRouter<T> {
             let mut reroutes = 0;
             loop {
                 ctx.federation_version = fed.version();
-                match self.route(&fed, &ctx, op).await {
-                    Err(FsError::NotOwned { version, message }) if reroutes < MAX_REROUTES => {
-                        reroutes += 1;
-                        if version > fed.version() {
-                            let wait = Duration::from_millis(MAX_REROUTE_WAIT_MS);
-                            if !self.table.wait_for_version(version, wait).await {
-                                return Err(FsError::NotOwned { version, message });
-                            }
-                        } else {
-                            let pause = Duration::from_millis(REROUTE_PAUSE_MS);
-                            self.table.wait_for_version(fed.version() + 1, pause).await;
-                        }
-                        fed = self.table.current();
-                    }
+                // Only the refusal's parts are kept across the waits below
+                // (a whole answer would be in this future).
+                let (version, message) = match self.route_once(&fed, &ctx, op).await {
+                    Err(FsError::NotOwned { version, message }) if reroutes < MAX_REROUTES => (version, message),
                     r => return r,
+                };
+                reroutes += 1;
+                if version > fed.version() {
+                    let wait = Duration::from_millis(MAX_REROUTE_WAIT_MS);
+                    // Boxed, here and below: rare, and their futures are large.
+                    if !Box::pin(self.table.wait_for_version(version, wait)).await {
+                        return Err(FsError::NotOwned { version, message });
+                    }
+                } else {
+                    let pause = Duration::from_millis(REROUTE_PAUSE_MS);
+                    Box::pin(self.table.wait_for_version(fed.version() + 1, pause)).await;
                 }
+                fed = self.table.current();
             }
+        }
+    }
+
+    /// Route and run `op` once, by `fed`: the common call one way (one
+    /// forward, none of the general routing's levels), any other by the
+    /// general routing (boxed: its future is large). Not an async fn: the
+    /// choice is made before anything is awaited, so the one-way route is
+    /// kept once in the future.
+    fn route_once<'a>(
+        &'a self,
+        fed: &'a Federation,
+        ctx: &'a pb::CallContext,
+        op: &'a Op,
+    ) -> impl Future<Output = Result<OpResult, FsError>> + Send + 'a {
+        match one_way(fed, op) {
+            Some(way) => Either::Left(async move {
+                let r = self.forward(fed, ctx, &way.nameservice, &way.op).await;
+                way.answer(r)
+            }),
+            None => Either::Right(Box::pin(self.route(fed, ctx, op))),
         }
     }
 
@@ -730,7 +753,7 @@ impl<T: TableSource> CallRouter<T> {
                     .await?
                     .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {path}")))?
             };
-            placed.push((path, d));
+            placed.push((path.into_owned(), d));
         }
         let (t_path, t_dest) = &placed[0];
         if let Some((p, d)) = placed[1..].iter().find(|(_, d)| d.nameservice != t_dest.nameservice) {
@@ -759,7 +782,7 @@ impl<T: TableSource> CallRouter<T> {
 
 /// Refuse a write under a read-only mount point.
 fn check_writable(entry: &MountEntry, path: &str, op: &Op) -> Result<(), FsError> {
-    if entry.read_only && op.is_write() {
+    if refused_as_read_only(entry, op) {
         return Err(FsError::AccessControl(format!(
             "{} of {path} is not allowed: {} is a read-only mount point",
             op.name(),

@@ -16,6 +16,8 @@
 //! * [`LeaseHolders`]: where a client holds open files, so lease renewals
 //!   go there only.
 //! * [`merge`]: the pure functions that combine nameservices' answers.
+//! * `one_way`: the common call's route, decided without the general
+//!   routing (a path with one destination, sent there as it is).
 //!
 //! Where a path lives is decided by `raftfs_federation::routing`. Every
 //! routed call carries the table version it was routed by; a nameservice
@@ -32,6 +34,7 @@ pub mod call_router;
 pub mod lease_holders;
 pub mod merge;
 pub mod nameservices;
+mod one_way;
 
 pub use call_router::CallRouter;
 pub use lease_holders::LeaseHolders;
