@@ -156,8 +156,9 @@ pub fn within(inner: &str, outer: &str) -> bool {
     outer == "/" || inner == outer || (inner.starts_with(outer) && inner.as_bytes()[outer.len()] == b'/')
 }
 
-/// `base` with the relative `rest` appended.
-fn join(base: &str, rest: &str) -> String {
+/// `base` with the relative `rest` appended: a destination's path of a
+/// path `rest` below its mount point.
+pub fn join(base: &str, rest: &str) -> String {
     if rest.is_empty() {
         return base.to_string();
     }
@@ -335,25 +336,32 @@ impl MountTable {
     /// destinations of `path` in the order the entry picks; `None` if no
     /// mount point covers it.
     pub fn resolve<'p>(&self, path: &'p str) -> Option<Resolved<'_, 'p>> {
+        let (entry, rest) = self.longest_prefix(path)?;
+        let translated = |d: &Destination| Destination {
+            nameservice: d.nameservice.clone(),
+            path: join(&d.path, rest),
+        };
+        let candidates = match entry.destinations.as_slice() {
+            // Most entries: no order to compute.
+            [only] => vec![translated(only)],
+            _ => order_destinations(entry, rest).into_iter().map(translated).collect(),
+        };
+        Some(Resolved {
+            entry,
+            rest,
+            candidates,
+        })
+    }
+
+    /// The entry owning `path` (normalized) by longest prefix, and the
+    /// components of `path` below it, joined (empty at the mount point);
+    /// `None` if no mount point covers it. Allocates nothing.
+    pub fn longest_prefix<'p>(&self, path: &'p str) -> Option<(&MountEntry, &'p str)> {
         let mut end = path.len();
         loop {
             let prefix = if end == 0 { "/" } else { &path[..end] };
             if let Some(entry) = self.entries.get(prefix) {
-                let rest = path[end..].trim_start_matches('/');
-                let translated = |d: &Destination| Destination {
-                    nameservice: d.nameservice.clone(),
-                    path: join(&d.path, rest),
-                };
-                let candidates = match entry.destinations.as_slice() {
-                    // Most entries: no order to compute.
-                    [only] => vec![translated(only)],
-                    _ => order_destinations(entry, rest).into_iter().map(translated).collect(),
-                };
-                return Some(Resolved {
-                    entry,
-                    rest,
-                    candidates,
-                });
+                return Some((entry, path[end..].trim_start_matches('/')));
             }
             if end == 0 {
                 return None;

@@ -241,7 +241,7 @@ impl<T: TableSource> CallRouter<T> {
     ) -> impl Future<Output = Result<OpResult, FsError>> + Send + 'a {
         match one_way(fed, op) {
             Some(way) => Either::Left(async move {
-                let r = self.forward(fed, ctx, &way.nameservice, &way.op).await;
+                let r = self.forward(fed, ctx, way.nameservice, &way.op).await;
                 way.answer(r)
             }),
             None => Either::Right(Box::pin(self.route(fed, ctx, op))),

@@ -24,7 +24,7 @@ use parking_lot::Mutex;
 use raftfs_federation::NameserviceRecord;
 use raftfs_proto::{pb, AdminOp, AdminResult, FsError, Op, OpResult};
 use raftfs_trust::Dialer;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::leader_conn::LeaderConnection;
 use crate::options::ClientOptions;
@@ -38,7 +38,7 @@ pub const MAX_SLOT_WAIT_MS: u64 = 1_000;
 struct Nameservice {
     members: BTreeMap<u64, String>,
     conn: LeaderConnection,
-    slots: Arc<Semaphore>,
+    slots: Semaphore,
     counts: Arc<ForwardCounts>,
 }
 
@@ -112,7 +112,7 @@ impl Nameservices {
         let ns = Arc::new(Nameservice {
             members: record.members.clone(),
             conn,
-            slots: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE)),
+            slots: Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE),
             counts,
         });
         map.insert(record.name.clone(), ns.clone());
@@ -156,13 +156,13 @@ impl Nameservices {
     }
 
     /// One of `ns`'s call slots, or `Unavailable` after [`MAX_SLOT_WAIT_MS`].
-    async fn slot(&self, record: &NameserviceRecord, ns: &Nameservice) -> Result<OwnedSemaphorePermit, FsError> {
+    async fn slot<'n>(&self, record: &NameserviceRecord, ns: &'n Nameservice) -> Result<SemaphorePermit<'n>, FsError> {
         // A free slot is taken without arming a timer (the common case).
-        if let Ok(slot) = ns.slots.clone().try_acquire_owned() {
+        if let Ok(slot) = ns.slots.try_acquire() {
             return Ok(slot);
         }
         let wait = Duration::from_millis(MAX_SLOT_WAIT_MS);
-        match tokio::time::timeout(wait, ns.slots.clone().acquire_owned()).await {
+        match tokio::time::timeout(wait, ns.slots.acquire()).await {
             Ok(Ok(slot)) => Ok(slot),
             _ => Err(FsError::Unavailable(format!(
                 "nameservice {} is not keeping up: its {MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE} call slots \

@@ -16,17 +16,18 @@
 //! mount, any call that is not on one path) is `None`, and the general
 //! routing takes it from the start.
 
-use raftfs_federation::routing::{locate, retarget_to, Location};
+use raftfs_federation::mount_table::join;
+use raftfs_federation::routing::retarget_to;
 use raftfs_federation::{Federation, MountEntry};
-use raftfs_proto::{FsError, Op, OpResult};
+use raftfs_proto::{path_rules, FsError, Op, OpResult};
 
 use super::merge::last_component;
 
 /// One call's only destination, and the call as it goes there.
 #[derive(Debug)]
-pub(crate) struct OneWay {
+pub(crate) struct OneWay<'f> {
     /// The nameservice the call goes to.
-    pub nameservice: String,
+    pub nameservice: &'f str,
     /// The call, its path rewritten to the destination's.
     pub op: Op,
     /// For getFileInfo: the name its status answers with (the federated
@@ -34,7 +35,7 @@ pub(crate) struct OneWay {
     status_name: Option<String>,
 }
 
-impl OneWay {
+impl OneWay<'_> {
     /// The caller's answer from the nameservice's.
     pub fn answer(self, r: Result<OpResult, FsError>) -> Result<OpResult, FsError> {
         let Some(name) = self.status_name else {
@@ -92,31 +93,29 @@ fn by_its_path(op: &Op) -> bool {
 }
 
 /// `op`'s one-way route in `fed`, if it has one (see the module docs).
-pub(crate) fn one_way(fed: &Federation, op: &Op) -> Option<OneWay> {
+/// It decides as `locate` would, without the candidates' list: the path
+/// normalized (borrowed when it is normal), the longest prefix, its one
+/// destination unless disabled.
+pub(crate) fn one_way<'f>(fed: &'f Federation, op: &Op) -> Option<OneWay<'f>> {
     let file_info = matches!(op, Op::GetFileInfo { .. });
     if !file_info && !by_its_path(op) {
         return None;
     }
-    let loc = locate(fed, op.src_path()).ok()?;
-    if loc.is_mount_point() {
-        return None;
-    }
-    let Location::Mounted {
-        path,
-        entry,
-        candidates,
-    } = loc
-    else {
+    let path = path_rules::normalized(op.src_path()).ok()?;
+    let table = fed.mounts();
+    let (entry, rest) = table.longest_prefix(&path)?;
+    let [to] = entry.destinations.as_slice() else {
         return None;
     };
-    if candidates.len() != 1 || refused_as_read_only(entry, op) {
+    // At the mount point itself the general routing answers (a mount
+    // point stats as a directory and is never deleted).
+    if rest.is_empty() || table.is_disabled(&to.nameservice) || refused_as_read_only(entry, op) {
         return None;
     }
-    let to = candidates.into_iter().next().expect("one candidate");
     Some(OneWay {
         status_name: file_info.then(|| last_component(&path).to_string()),
-        op: retarget_to(op, to.path),
-        nameservice: to.nameservice,
+        op: retarget_to(op, join(&to.path, rest)),
+        nameservice: &to.nameservice,
     })
 }
 
@@ -190,10 +189,10 @@ mod tests {
     fn a_path_below_a_one_destination_mount_goes_there_rewritten() {
         let f = fed();
         let way = one_way(&f, &info("/data//x/y")).expect("one way");
-        assert_eq!((way.nameservice.as_str(), &way.op), ("ns1", &info("/d/x/y")));
+        assert_eq!((way.nameservice, &way.op), ("ns1", &info("/d/x/y")));
         assert_eq!(way.status_name.as_deref(), Some("y"));
         let way = one_way(&f, &mkdirs("/a/b/c")).expect("one way");
-        assert_eq!((way.nameservice.as_str(), &way.op), ("ns2", &mkdirs("/b/c")));
+        assert_eq!((way.nameservice, &way.op), ("ns2", &mkdirs("/b/c")));
         assert_eq!(way.status_name, None);
         // A read-only mount still routes reads one way.
         assert!(one_way(&f, &info("/ro/x")).is_some());
