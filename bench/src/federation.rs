@@ -407,24 +407,17 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     println!("medians over {} rounds:", a.runs);
     let d = direct.rate();
-    if let Some(v) = routed.rate() {
-        print!("  getFileInfo: via router {v:.0} ops/s");
+    for (name, f, target) in [
+        ("via router", &routed, TARGET_ROUTER_OVER_DIRECT),
+        ("routed by the SDK", &sdk, TARGET_SDK_ROUTED_OVER_DIRECT),
+    ] {
+        let Some(r) = f.rate() else { continue };
+        print!("  getFileInfo: {name} {r:.0} ops/s");
         match d {
             Some(d) => println!(
-                ", direct {d:.0} ops/s: {:.2}x (target >= {TARGET_ROUTER_OVER_DIRECT}: {})",
-                v / d,
-                verdict(v / d >= TARGET_ROUTER_OVER_DIRECT)
-            ),
-            None => println!(),
-        }
-    }
-    if let Some(k) = sdk.rate() {
-        print!("  getFileInfo: routed by the SDK {k:.0} ops/s");
-        match d {
-            Some(d) => println!(
-                ", direct {d:.0} ops/s: {:.2}x (target >= {TARGET_SDK_ROUTED_OVER_DIRECT}: {})",
-                k / d,
-                verdict(k / d >= TARGET_SDK_ROUTED_OVER_DIRECT)
+                ", direct {d:.0} ops/s: {:.2}x (target >= {target}: {})",
+                r / d,
+                verdict(r / d >= target)
             ),
             None => println!(),
         }
