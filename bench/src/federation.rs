@@ -19,7 +19,12 @@
 //!   nameservice's ops/s under the joint load over ns1's alone (target
 //!   ≥ 0.45 each: nothing shared serializes them beyond the machine itself).
 //!
-//! Rounds alternate the configurations so that a noisy neighbour hits both.
+//! Rounds alternate the configurations so that a noisy neighbour hits both,
+//! each getFileInfo configuration before and after the others (`--phases`).
+//! By default every process shares the machine's cores, so a caller's CPU
+//! (the SDK's routing included) slows the nameservice too; `--pin` puts
+//! the callers on one CPU and the servers on the other, as separate
+//! machines would be (`crate::cpu_pin`).
 //! For getFileInfo it also prints the CPU time one call costs each process
 //! (this client, the router, ns1's member), which says where a router's
 //! cost goes on a machine whose cores all three share.
@@ -64,12 +69,22 @@ pub struct FederationArgs {
     /// memory or rocksdb.
     #[arg(long, default_value = "rocksdb")]
     pub store: String,
-    /// The configurations each round runs, in this order (comma-separated):
-    /// all by default; fewer to profile one (for example `--phases sdk`
-    /// under `perf record`). A ratio is printed when both of its
-    /// configurations ran. A name given twice runs twice per round.
-    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Phase::ALL)]
+    /// The configurations each round runs, in this order (comma-separated).
+    /// By default each getFileInfo configuration runs twice, in mirrored
+    /// order (direct, sdk, router, router, sdk, direct), so that an order
+    /// effect cancels (a phase right after a router phase ran up to ~5%
+    /// slower here), then create. Fewer to profile one (for example
+    /// `--phases sdk` under `perf record`). A ratio is printed when both
+    /// of its configurations ran; a name given twice runs twice per round.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Phase::MIRRORED)]
     pub phases: Vec<Phase>,
+    /// Pin this process (the callers, and the SDK that routes their calls)
+    /// to CPU 0 and every server process (both members and the router) to
+    /// CPU 1, as if the application ran on its own machine: the SDK's
+    /// routing then costs the application's CPU, not the nameservice's.
+    /// The router's cost stays on the members' CPU. Needs two CPUs.
+    #[arg(long)]
+    pub pin: bool,
 }
 
 /// One configuration of the bench.
@@ -86,7 +101,16 @@ pub enum Phase {
 }
 
 impl Phase {
-    const ALL: [Phase; 4] = [Phase::Direct, Phase::Router, Phase::Sdk, Phase::Create];
+    /// Every configuration, each getFileInfo one before and after the others.
+    const MIRRORED: [Phase; 7] = [
+        Phase::Direct,
+        Phase::Sdk,
+        Phase::Router,
+        Phase::Router,
+        Phase::Sdk,
+        Phase::Direct,
+        Phase::Create,
+    ];
 }
 
 impl std::fmt::Display for Phase {
@@ -313,6 +337,13 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
     ns1.settled_leader().await?;
     ns2.settled_leader().await?;
     let router = LocalRouter::start(&ns1)?;
+    if a.pin {
+        crate::cpu_pin::pin_process(std::process::id(), 0).context("pin this process to CPU 0")?;
+        let servers = [ns1.pid(1), ns2.pid(1), Some(router.child.id())];
+        for pid in servers.into_iter().flatten() {
+            crate::cpu_pin::pin_process(pid, 1).with_context(|| format!("pin server process {pid} to CPU 1"))?;
+        }
+    }
     let admin = RouterAdminClient::new(vec![router.addr.clone()], ns1.client_tls().dialer()?)?;
     for change in [
         FederationChange::AddNameservice(record(&ns1, "ns1").await?),
@@ -352,9 +383,14 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
         bail!("the SDK given the router's address does not route by itself");
     }
     println!(
-        "federation bench: 2 nameservices ({} store, 1 member each) + 1 router, {} callers, {} rounds of {}",
+        "federation bench: 2 nameservices ({} store, 1 member each) + 1 router, {} callers{}, {} rounds of {}",
         a.store,
         a.clients,
+        if a.pin {
+            " (pinned to CPU 0, the servers to CPU 1)"
+        } else {
+            ", all sharing the cores"
+        },
         a.runs,
         a.phases.iter().map(Phase::to_string).collect::<Vec<_>>().join(", ")
     );
@@ -405,7 +441,7 @@ pub async fn run(a: FederationArgs) -> anyhow::Result<()> {
         println!("{line}");
     }
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
-    println!("medians over {} rounds:", a.runs);
+    println!("medians over {} rounds (of every phase a round ran):", a.runs);
     let d = direct.rate();
     for (name, f, target) in [
         ("via router", &routed, TARGET_ROUTER_OVER_DIRECT),

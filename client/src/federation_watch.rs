@@ -16,6 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use raftfs_federation::admin::MAX_FEDERATION_WAIT_MS;
 use raftfs_federation::admin_client::RouterAdminClient;
 use raftfs_federation::{Federation, RouterError};
@@ -38,6 +39,9 @@ fn fs_error(e: RouterError) -> FsError {
 /// The federation as the routers last told this client, kept current by a
 /// background task (stopped when the watch is dropped).
 pub struct FederationWatch {
+    /// What calls are routed by: read without a lock (every call reads it).
+    latest: Arc<ArcSwap<Federation>>,
+    /// The same, to wait for a version.
     current: watch::Receiver<Arc<Federation>>,
     /// The routers' superuser (owner of the directories above mount points).
     superuser: String,
@@ -59,14 +63,19 @@ impl FederationWatch {
         let client = RouterAdminClient::new(addrs, dialer).map_err(fs_error)?;
         let reply = client.federation(0, 0).await.map_err(fs_error)?;
         let (first, superuser) = (reply.federation, reply.superuser);
-        let (tx, current) = watch::channel(Arc::new(first));
+        let first = Arc::new(first);
+        let latest = Arc::new(ArcSwap::new(first.clone()));
+        let (tx, current) = watch::channel(first);
+        let shared = latest.clone();
         let poller = tokio::spawn(async move {
             loop {
                 let have = tx.borrow().version();
                 match client.federation(have, MAX_FEDERATION_WAIT_MS).await {
                     Ok(r) if r.federation.version() > have => {
                         tracing::debug!(version = r.federation.version(), "federation changed");
-                        tx.send_replace(Arc::new(r.federation));
+                        let newer = Arc::new(r.federation);
+                        shared.store(newer.clone());
+                        tx.send_replace(newer);
                     }
                     Ok(_) => {}
                     Err(e) => {
@@ -80,6 +89,7 @@ impl FederationWatch {
             }
         });
         Ok(FederationWatch {
+            latest,
             current,
             superuser,
             poller,
@@ -88,7 +98,7 @@ impl FederationWatch {
 
     /// The federation as this client knows it now.
     pub fn current(&self) -> Arc<Federation> {
-        self.current.borrow().clone()
+        self.latest.load_full()
     }
 
     /// The routers' superuser.

@@ -306,11 +306,10 @@ impl<T: TableSource> CallRouter<T> {
 
     /// Forward `op` (already rewritten) to `ns`; note where a writer opens files.
     async fn forward(&self, fed: &Federation, ctx: &pb::CallContext, ns: &str, op: &Op) -> Result<OpResult, FsError> {
-        let record = self.record(fed, ns)?;
         // Boxed: the connection's future (its retry loop and the attempt's
         // select) is most of a routed call's, and each of the routing
         // levels above would carry (and copy) it.
-        let r = Box::pin(self.nameservices.forward(record, ctx, op)).await;
+        let r = Box::pin(self.nameservices.forward_in(fed, ns, ctx, op)).await;
         if r.is_ok() {
             if matches!(op, Op::Create { .. } | Op::Append { .. }) {
                 self.leases.opened(&ctx.client_id, ns);

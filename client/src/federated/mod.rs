@@ -11,8 +11,9 @@
 //!   nameservices; generic over where its copy of the table comes from
 //!   ([`TableSource`]: the router's applied Raft state, or the SDK's
 //!   [`FederationWatch`](crate::FederationWatch)).
-//! * [`Nameservices`]: connections to the nameservices' leaders, with
-//!   bounded call slots per nameservice.
+//! * [`Nameservices`]: connections to the nameservices' leaders, made
+//!   once per table version, with bounded call slots per nameservice
+//!   ([`call_slots`]: taken and given back without a lock).
 //! * [`LeaseHolders`]: where a client holds open files, so lease renewals
 //!   go there only.
 //! * [`merge`]: the pure functions that combine nameservices' answers.
@@ -31,6 +32,7 @@ use std::time::Duration;
 use raftfs_federation::Federation;
 
 pub mod call_router;
+pub mod call_slots;
 pub mod lease_holders;
 pub mod merge;
 pub mod nameservices;

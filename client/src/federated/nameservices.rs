@@ -10,22 +10,34 @@
 //! nameservice's [`MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE`] slots and is then
 //! refused with a retryable `Unavailable`; no other nameservice notices.
 //!
+//! Why handles per table version: every forwarded call needs its
+//! nameservice's handle. They are made once for each version of the
+//! federation a call is routed by (`Handles`: one per nameservice with
+//! members, a handle kept across versions while its members stay the
+//! same), and a call of that version finds its handle with one lock-free
+//! load and a lookup by name: no lock, no comparison of member lists, no
+//! hashing of the caller's data. A call routed by an older version than
+//! the one in place takes the newer handle of its nameservice (its
+//! members are the newer truth; a nameservice that no longer owns the
+//! path refuses the call, which is routed again).
+//!
 //! Forwarding keeps the caller's client id and call id (see
 //! [`FileSystem::forward`](crate::FileSystem::forward)), so a caller's
 //! retry, through this router or another, is answered from the
 //! nameservice's retry table.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use parking_lot::Mutex;
-use raftfs_federation::NameserviceRecord;
+use raftfs_federation::{Federation, NameserviceRecord};
 use raftfs_proto::{pb, AdminOp, AdminResult, FsError, Op, OpResult};
 use raftfs_trust::Dialer;
-use tokio::sync::{Semaphore, SemaphorePermit};
 
+use super::call_slots::{CallSlot, CallSlots};
 use crate::leader_conn::LeaderConnection;
 use crate::options::ClientOptions;
 
@@ -36,9 +48,10 @@ pub const MAX_SLOT_WAIT_MS: u64 = 1_000;
 
 /// One nameservice: its handle, its slots and what was forwarded to it.
 struct Nameservice {
+    name: String,
     members: BTreeMap<u64, String>,
     conn: LeaderConnection,
-    slots: Semaphore,
+    slots: CallSlots,
     counts: Arc<ForwardCounts>,
 }
 
@@ -67,11 +80,22 @@ impl ForwardCounts {
     }
 }
 
+/// The handles of one version of the federation (see the module docs).
+#[derive(Default)]
+struct Handles {
+    /// The version they were made for; `None` once a handle was made
+    /// for a record given alone (then the next call remakes them).
+    version: Option<u64>,
+    by_name: BTreeMap<String, Arc<Nameservice>>,
+}
+
 /// The nameservices calls are forwarded to (see the module docs).
 pub struct Nameservices {
     dialer: Dialer,
     opts: ClientOptions,
-    by_name: Mutex<HashMap<String, Arc<Nameservice>>>,
+    handles: ArcSwap<Handles>,
+    /// Held while handles are remade (one at a time; calls do not wait on it).
+    remaking: Mutex<()>,
 }
 
 impl Nameservices {
@@ -83,40 +107,106 @@ impl Nameservices {
         Nameservices {
             dialer,
             opts,
-            by_name: Mutex::new(HashMap::new()),
+            handles: ArcSwap::default(),
+            remaking: Mutex::new(()),
         }
     }
 
-    /// The handle of `record`, made on first use and remade when the
-    /// federation lists other members for it.
-    fn get(&self, record: &NameserviceRecord) -> Result<Arc<Nameservice>, FsError> {
-        let mut map = self.by_name.lock();
-        let mut counts = Arc::default();
-        if let Some(ns) = map.get(&record.name) {
-            if ns.members == record.members {
+    /// The handle of nameservice `name` as `fed` records it.
+    fn handle(&self, fed: &Federation, name: &str) -> Result<Arc<Nameservice>, FsError> {
+        let handles = self.handles.load();
+        if handles.version == Some(fed.version()) {
+            if let Some(ns) = handles.by_name.get(name) {
                 return Ok(ns.clone());
             }
-            counts = ns.counts.clone();
+        }
+        drop(handles);
+        let record = fed.nameservice(name).ok_or_else(|| {
+            FsError::Unroutable(format!(
+                "the mount table names nameservice {name}, which is not registered"
+            ))
+        })?;
+        let _remaking = self.remaking.lock();
+        let now = self.handles.load_full();
+        match now.version {
+            // Made meanwhile by another call.
+            Some(v) if v == fed.version() => {}
+            // A call routed by an older table: the newer handle, if any.
+            Some(v) if v > fed.version() => {
+                if let Some(ns) = now.by_name.get(name) {
+                    return Ok(ns.clone());
+                }
+                return self.made(record, None);
+            }
+            _ => {
+                let by_name = fed
+                    .nameservices()
+                    .filter(|r| !r.members.is_empty())
+                    .map(|r| Ok((r.name.clone(), self.made(r, now.by_name.get(&r.name))?)))
+                    .collect::<Result<_, FsError>>()?;
+                self.handles.store(Arc::new(Handles {
+                    version: Some(fed.version()),
+                    by_name,
+                }));
+            }
+        }
+        match self.handles.load().by_name.get(name) {
+            Some(ns) => Ok(ns.clone()),
+            None => Err(no_members(name)),
+        }
+    }
+
+    /// The handle of `record` given alone (not with its federation's
+    /// version): the one in place if its members are the record's, else a
+    /// new one put in its place.
+    fn handle_of_record(&self, record: &NameserviceRecord) -> Result<Arc<Nameservice>, FsError> {
+        let _remaking = self.remaking.lock();
+        let now = self.handles.load_full();
+        let known = now.by_name.get(&record.name);
+        if let Some(ns) = known.filter(|ns| ns.members == record.members) {
+            return Ok(ns.clone());
+        }
+        let ns = self.made(record, known)?;
+        let mut by_name = now.by_name.clone();
+        by_name.insert(record.name.clone(), ns.clone());
+        self.handles.store(Arc::new(Handles { version: None, by_name }));
+        Ok(ns)
+    }
+
+    /// `known` if its members are `record`'s, else a new handle for
+    /// `record` (keeping `known`'s counts).
+    fn made(&self, record: &NameserviceRecord, known: Option<&Arc<Nameservice>>) -> Result<Arc<Nameservice>, FsError> {
+        if let Some(ns) = known.filter(|ns| ns.members == record.members) {
+            return Ok(ns.clone());
         }
         if record.members.is_empty() {
-            return Err(FsError::Unroutable(format!(
-                "nameservice {} has no members registered",
-                record.name
-            )));
+            return Err(no_members(&record.name));
         }
         let conn = LeaderConnection::new(
             record.members.values().cloned().collect(),
             self.dialer.clone(),
             self.opts.clone(),
         );
-        let ns = Arc::new(Nameservice {
+        Ok(Arc::new(Nameservice {
+            name: record.name.clone(),
             members: record.members.clone(),
             conn,
-            slots: Semaphore::new(MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE),
-            counts,
-        });
-        map.insert(record.name.clone(), ns.clone());
-        Ok(ns)
+            slots: CallSlots::new(MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE),
+            counts: known.map(|ns| ns.counts.clone()).unwrap_or_default(),
+        }))
+    }
+
+    /// Run `op` on the leader of nameservice `name`, as `fed` records it,
+    /// for the caller `ctx` names, in one of the nameservice's slots.
+    pub async fn forward_in(
+        &self,
+        fed: &Federation,
+        name: &str,
+        ctx: &pb::CallContext,
+        op: &Op,
+    ) -> Result<OpResult, FsError> {
+        let ns = self.handle(fed, name)?;
+        Self::forward_to(&ns, ctx, op).await
     }
 
     /// Run `op` on `record`'s leader for the caller `ctx` names, in one of
@@ -127,16 +217,15 @@ impl Nameservices {
         ctx: &pb::CallContext,
         op: &Op,
     ) -> Result<OpResult, FsError> {
-        let ns = self.get(record)?;
-        let _slot = match self.slot(record, &ns).await {
-            Ok(slot) => slot,
-            Err(refused) => {
-                let refused = Err(refused);
-                ns.counts.count(&refused);
-                return refused;
-            }
+        let ns = self.handle_of_record(record)?;
+        Self::forward_to(&ns, ctx, op).await
+    }
+
+    async fn forward_to(ns: &Nameservice, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
+        let r = match ns.slot().await {
+            Ok(_slot) => ns.conn.forward(ctx, op).await,
+            Err(refused) => Err(refused),
         };
-        let r = ns.conn.forward(ctx, op).await;
         ns.counts.count(&r);
         r
     }
@@ -150,31 +239,139 @@ impl Nameservices {
         ctx: &pb::CallContext,
         op: &AdminOp,
     ) -> Result<AdminResult, FsError> {
-        let ns = self.get(record)?;
-        let _slot = self.slot(record, &ns).await?;
+        let ns = self.handle_of_record(record)?;
+        let _slot = ns.slot().await?;
         ns.conn.admin(ctx, op).await
     }
 
-    /// One of `ns`'s call slots, or `Unavailable` after [`MAX_SLOT_WAIT_MS`].
-    async fn slot<'n>(&self, record: &NameserviceRecord, ns: &'n Nameservice) -> Result<SemaphorePermit<'n>, FsError> {
+    /// What was forwarded to each nameservice of the table in place.
+    pub fn forward_counts(&self) -> Vec<(String, Arc<ForwardCounts>)> {
+        let handles = self.handles.load();
+        handles
+            .by_name
+            .iter()
+            .map(|(name, ns)| (name.clone(), ns.counts.clone()))
+            .collect()
+    }
+}
+
+impl Nameservice {
+    /// One of this nameservice's call slots, or `Unavailable` after [`MAX_SLOT_WAIT_MS`].
+    async fn slot(&self) -> Result<CallSlot<'_>, FsError> {
         // A free slot is taken without arming a timer (the common case).
-        if let Ok(slot) = ns.slots.try_acquire() {
+        if let Some(slot) = self.slots.try_take() {
             return Ok(slot);
         }
-        let wait = Duration::from_millis(MAX_SLOT_WAIT_MS);
-        match tokio::time::timeout(wait, ns.slots.acquire()).await {
-            Ok(Ok(slot)) => Ok(slot),
-            _ => Err(FsError::Unavailable(format!(
+        match self.slots.take(Duration::from_millis(MAX_SLOT_WAIT_MS)).await {
+            Some(slot) => Ok(slot),
+            None => Err(FsError::Unavailable(format!(
                 "nameservice {} is not keeping up: its {MAX_CALLS_IN_FLIGHT_PER_NAMESERVICE} call slots \
                  here stayed full for {MAX_SLOT_WAIT_MS} ms",
-                record.name
+                self.name
             ))),
         }
     }
+}
 
-    /// What was forwarded to each nameservice this process has called.
-    pub fn forward_counts(&self) -> Vec<(String, Arc<ForwardCounts>)> {
-        let map = self.by_name.lock();
-        map.iter().map(|(name, ns)| (name.clone(), ns.counts.clone())).collect()
+fn no_members(name: &str) -> FsError {
+    FsError::Unroutable(format!("nameservice {name} has no members registered"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use raftfs_federation::FederationChange;
+
+    fn record(name: &str, id: u64, members: &[&str]) -> NameserviceRecord {
+        NameserviceRecord {
+            name: name.into(),
+            namespace_id: id,
+            block_pool_id: format!("BP-{id}"),
+            members: members
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (i as u64 + 1, a.to_string()))
+                .collect(),
+        }
+    }
+
+    fn nameservices() -> Nameservices {
+        Nameservices::new(Dialer::Plaintext, ClientOptions::default())
+    }
+
+    /// A federation of ns1 alone, one member.
+    fn with_ns1() -> Federation {
+        let mut fed = Federation::new();
+        fed.apply(FederationChange::AddNameservice(record("ns1", 1, &["127.0.0.1:1"])))
+            .unwrap();
+        fed
+    }
+
+    #[test]
+    fn handles_are_made_once_per_version_and_kept_while_members_stay() {
+        let n = nameservices();
+        let mut fed = with_ns1();
+        let v1 = fed.clone();
+        let first = n.handle(&v1, "ns1").unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &n.handle(&v1, "ns1").unwrap()),
+            "remade within a version"
+        );
+        // A new version that leaves ns1's members alone keeps its handle.
+        fed.apply(FederationChange::AddNameservice(record("ns2", 2, &["127.0.0.1:2"])))
+            .unwrap();
+        let v2 = fed.clone();
+        assert!(
+            Arc::ptr_eq(&first, &n.handle(&v2, "ns1").unwrap()),
+            "ns1's handle was remade"
+        );
+        let ns2 = n.handle(&v2, "ns2").unwrap();
+        assert_eq!(ns2.members, record("ns2", 2, &["127.0.0.1:2"]).members);
+        // New members: a new handle, with the counts of the old one.
+        first.counts.count(&Ok::<(), FsError>(()));
+        fed.apply(FederationChange::UpdateNameservice(record("ns1", 1, &["127.0.0.1:3"])))
+            .unwrap();
+        let v3 = fed.clone();
+        let moved = n.handle(&v3, "ns1").unwrap();
+        assert!(
+            !Arc::ptr_eq(&first, &moved),
+            "ns1's handle was kept though its members changed"
+        );
+        assert_eq!(moved.members, record("ns1", 1, &["127.0.0.1:3"]).members);
+        assert_eq!(moved.counts.succeeded(), 1, "the counts were not kept");
+        // A call routed by an older version takes the newer handle.
+        assert!(Arc::ptr_eq(&moved, &n.handle(&v1, "ns1").unwrap()));
+        assert!(Arc::ptr_eq(&ns2, &n.handle(&v3, "ns2").unwrap()));
+        let counted: Vec<String> = n.forward_counts().into_iter().map(|(name, _)| name).collect();
+        assert_eq!(counted, ["ns1", "ns2"]);
+    }
+
+    #[test]
+    fn unknown_and_memberless_nameservices_are_unroutable() {
+        let n = nameservices();
+        let fed = with_ns1();
+        let refusals = [
+            ("ns9", n.handle(&fed, "ns9")),
+            ("ns2", n.handle_of_record(&record("ns2", 2, &[]))),
+        ];
+        for (name, r) in refusals {
+            match r {
+                Err(FsError::Unroutable(why)) => assert!(why.contains(name), "{why}"),
+                other => panic!("{name}: {:?}", other.map(|ns| ns.members.clone())),
+            }
+        }
+    }
+
+    #[test]
+    fn a_record_given_alone_gets_a_handle_with_its_members() {
+        let n = nameservices();
+        let fed = with_ns1();
+        let routed = n.handle(&fed, "ns1").unwrap();
+        let same = n.handle_of_record(fed.nameservice("ns1").unwrap()).unwrap();
+        assert!(Arc::ptr_eq(&routed, &same), "the record's handle was remade");
+        let other = n.handle_of_record(&record("ns1", 1, &["127.0.0.1:4"])).unwrap();
+        assert_eq!(other.members, record("ns1", 1, &["127.0.0.1:4"]).members);
+        // The table's version is remade for the next routed call.
+        assert_eq!(n.handle(&fed, "ns1").unwrap().members, routed.members);
     }
 }

@@ -30,20 +30,25 @@ pub(crate) struct OneWay<'f> {
     pub nameservice: &'f str,
     /// The call, its path rewritten to the destination's.
     pub op: Op,
-    /// For getFileInfo: the name its status answers with (the federated
-    /// path's last component, as the general routing names it).
-    status_name: Option<String>,
+    /// Whether the call is getFileInfo, whose status answers with the
+    /// federated path's last component (as the general routing names it).
+    /// One way, the path continues below its mount point, so that is also
+    /// the rewritten path's last component: nothing is kept for it.
+    file_info: bool,
 }
 
 impl OneWay<'_> {
     /// The caller's answer from the nameservice's.
     pub fn answer(self, r: Result<OpResult, FsError>) -> Result<OpResult, FsError> {
-        let Some(name) = self.status_name else {
+        if !self.file_info {
             return r;
-        };
+        }
+        let name = last_component(self.op.src_path());
         match r? {
             OpResult::Status(found) => Ok(OpResult::Status(found.map(|mut s| {
-                s.path_suffix = name;
+                if s.path_suffix != name {
+                    s.path_suffix = name.to_string();
+                }
                 s
             }))),
             other => Err(FsError::Internal(format!("getFileInfo answered {other:?}"))),
@@ -113,7 +118,7 @@ pub(crate) fn one_way<'f>(fed: &'f Federation, op: &Op) -> Option<OneWay<'f>> {
         return None;
     }
     Some(OneWay {
-        status_name: file_info.then(|| last_component(&path).to_string()),
+        file_info,
         op: retarget_to(op, join(&to.path, rest)),
         nameservice: &to.nameservice,
     })
@@ -190,10 +195,10 @@ mod tests {
         let f = fed();
         let way = one_way(&f, &info("/data//x/y")).expect("one way");
         assert_eq!((way.nameservice, &way.op), ("ns1", &info("/d/x/y")));
-        assert_eq!(way.status_name.as_deref(), Some("y"));
+        assert!(way.file_info);
         let way = one_way(&f, &mkdirs("/a/b/c")).expect("one way");
         assert_eq!((way.nameservice, &way.op), ("ns2", &mkdirs("/b/c")));
-        assert_eq!(way.status_name, None);
+        assert!(!way.file_info);
         // A read-only mount still routes reads one way.
         assert!(one_way(&f, &info("/ro/x")).is_some());
     }

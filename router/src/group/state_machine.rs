@@ -16,6 +16,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use futures::StreamExt;
 use openraft::storage::{EntryResponder, RaftSnapshotBuilder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend};
@@ -72,8 +73,8 @@ struct AppliedWithoutRemoved {
 pub struct FederationView {
     applied: RwLock<Applied>,
     /// A shared copy of `applied.federation`, replaced after each change:
-    /// what the router routes calls by without holding a lock or copying.
-    current: RwLock<Arc<Federation>>,
+    /// what the router routes calls by without a lock or a copy.
+    current: ArcSwap<Federation>,
     version_tx: watch::Sender<u64>,
 }
 
@@ -85,7 +86,7 @@ impl FederationView {
 
     /// The federation as applied, shared (cheap: routing each call reads it).
     pub fn current(&self) -> Arc<Federation> {
-        self.current.read().clone()
+        self.current.load_full()
     }
 
     /// Read the federation in place (it may be large: no copy).
@@ -110,7 +111,7 @@ impl FederationView {
 
     fn replace(&self, applied: Applied) {
         let version = applied.federation.version();
-        *self.current.write() = Arc::new(applied.federation.clone());
+        self.current.store(Arc::new(applied.federation.clone()));
         *self.applied.write() = applied;
         self.version_tx.send_replace(version);
     }
@@ -180,7 +181,7 @@ impl MountTableStateMachine {
         let (version_tx, _) = watch::channel(applied.federation.version());
         Ok(MountTableStateMachine {
             view: Arc::new(FederationView {
-                current: RwLock::new(Arc::new(applied.federation.clone())),
+                current: ArcSwap::from_pointee(applied.federation.clone()),
                 applied: RwLock::new(applied),
                 version_tx,
             }),
@@ -242,7 +243,7 @@ impl RaftStateMachine<MountTableConfig> for MountTableStateMachine {
                     }
                 };
                 if a.federation.version() != before {
-                    *self.view.current.write() = Arc::new(a.federation.clone());
+                    self.view.current.store(Arc::new(a.federation.clone()));
                 }
                 (response, a.federation.version())
             };
