@@ -116,10 +116,14 @@ impl Follower {
         );
     }
 
-    /// Stop serving pool `bpid` (if it is).
-    fn stop(&mut self, bpid: &str) {
-        if let Some(s) = self.served.remove(bpid) {
+    /// Stop serving pool `bpid` (if it is), and wait until its task has
+    /// stopped: an aborted task finishes the poll it is in, which may be
+    /// opening (creating) the pool that is about to be deleted.
+    async fn stop(&mut self, bpid: &str) {
+        if let Some(mut s) = self.served.remove(bpid) {
             tracing::info!(nameservice = %s.record.name, bpid, "no longer serving the nameservice");
+            s.task.abort();
+            let _ = (&mut s.task).await;
             self.node.forget_pool(bpid);
         }
     }
@@ -130,7 +134,7 @@ impl Follower {
             fed.nameservices().map(|r| (r.block_pool_id.as_str(), r)).collect();
         for (bpid, r) in &registered {
             if self.served.get(*bpid).map(|s| &s.record) != Some(*r) {
-                self.stop(bpid);
+                self.stop(bpid).await;
                 self.serve(r);
             }
         }
@@ -141,7 +145,7 @@ impl Follower {
             .cloned()
             .collect();
         for bpid in &gone {
-            self.stop(bpid);
+            self.stop(bpid).await;
             if !fed.removed().contains_key(bpid) {
                 tracing::warn!(
                     bpid,
@@ -156,7 +160,7 @@ impl Follower {
             if registered.contains_key(pool.id.as_str()) {
                 continue;
             }
-            self.stop(&pool.id);
+            self.stop(&pool.id).await;
             let (storage, bpid, force) = (self.node.storage.clone(), pool.id.clone(), removed.force);
             let r = tokio::task::spawn_blocking(move || storage.remove_pool(&bpid, force))
                 .await
