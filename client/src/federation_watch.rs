@@ -41,8 +41,8 @@ fn fs_error(e: RouterError) -> FsError {
 pub struct FederationWatch {
     /// What calls are routed by: read without a lock (every call reads it).
     latest: Arc<ArcSwap<Federation>>,
-    /// The same, to wait for a version.
-    current: watch::Receiver<Arc<Federation>>,
+    /// Its version, to wait for one.
+    version: watch::Receiver<u64>,
     /// The routers' superuser (owner of the directories above mount points).
     superuser: String,
     poller: tokio::task::JoinHandle<()>,
@@ -63,18 +63,17 @@ impl FederationWatch {
         let client = RouterAdminClient::new(addrs, dialer).map_err(fs_error)?;
         let reply = client.federation(0, 0).await.map_err(fs_error)?;
         let (first, superuser) = (reply.federation, reply.superuser);
-        let first = Arc::new(first);
-        let latest = Arc::new(ArcSwap::new(first.clone()));
-        let (tx, current) = watch::channel(first);
+        let (tx, version) = watch::channel(first.version());
+        let latest = Arc::new(ArcSwap::from_pointee(first));
         let shared = latest.clone();
         let poller = tokio::spawn(async move {
             loop {
-                let have = tx.borrow().version();
+                let have = shared.load().version();
                 match client.federation(have, MAX_FEDERATION_WAIT_MS).await {
                     Ok(r) if r.federation.version() > have => {
                         tracing::debug!(version = r.federation.version(), "federation changed");
-                        let newer = Arc::new(r.federation);
-                        shared.store(newer.clone());
+                        let newer = r.federation.version();
+                        shared.store(Arc::new(r.federation));
                         tx.send_replace(newer);
                     }
                     Ok(_) => {}
@@ -90,7 +89,7 @@ impl FederationWatch {
         });
         Ok(FederationWatch {
             latest,
-            current,
+            version,
             superuser,
             poller,
         })
@@ -109,17 +108,15 @@ impl FederationWatch {
     /// Wait until this client knows version `version` (or a later one), for
     /// at most `timeout`.
     pub async fn wait_for_version(&self, version: u64, timeout: Duration) -> Result<Arc<Federation>, FsError> {
-        let mut rx = self.current.clone();
-        let reached = tokio::time::timeout(timeout, async {
-            rx.wait_for(|f| f.version() >= version).await.map(|f| f.clone())
-        })
-        .await;
+        let mut rx = self.version.clone();
+        // The poller stores a federation before it announces its version.
+        let reached = tokio::time::timeout(timeout, rx.wait_for(|v| *v >= version)).await;
         match reached {
-            Ok(Ok(f)) => Ok(f),
+            Ok(Ok(_)) => Ok(self.latest.load_full()),
             Ok(Err(_)) => Err(FsError::Unavailable("the federation watch stopped".into())),
             Err(_) => Err(FsError::Unavailable(format!(
                 "the federation did not reach version {version} within {timeout:?} (at {})",
-                self.current.borrow().version()
+                self.latest.load().version()
             ))),
         }
     }

@@ -61,12 +61,12 @@ use std::time::Duration;
 
 use futures::future::{join_all, Either};
 use raftfs_federation::routing::{locate, retarget, Location};
-use raftfs_federation::{Destination, Federation, MountEntry, NameserviceRecord};
+use raftfs_federation::{Destination, Federation, MountEntry};
 use raftfs_proto::{pb, AdminOp, AdminResult, FsError, Op, OpResult};
 
 use super::lease_holders::LeaseHolders;
 use super::merge::{directory_status, last_component};
-use super::nameservices::Nameservices;
+use super::nameservices::{registered, Nameservices};
 use super::one_way::{one_way, refused_as_read_only};
 use super::TableSource;
 
@@ -147,7 +147,7 @@ impl<T: TableSource> CallRouter<T> {
     /// ask each nameservice (its DataNodes, its open files).
     pub async fn own_admin(&self, fed: &Federation, ns: &str, op: &AdminOp) -> Result<AdminResult, FsError> {
         let ctx = self.own_ctx();
-        self.nameservices.admin(self.record(fed, ns)?, &ctx, op).await
+        self.nameservices.admin(registered(fed, ns)?, &ctx, op).await
     }
 
     /// The context of a call this router makes itself.
@@ -294,14 +294,6 @@ impl<T: TableSource> CallRouter<T> {
             )),
             _ => self.path_call(fed, ctx, op).await,
         }
-    }
-
-    fn record<'a>(&self, fed: &'a Federation, ns: &str) -> Result<&'a NameserviceRecord, FsError> {
-        fed.nameservice(ns).ok_or_else(|| {
-            FsError::Unroutable(format!(
-                "the mount table names nameservice {ns}, which is not registered"
-            ))
-        })
     }
 
     /// Forward `op` (already rewritten) to `ns`; note where a writer opens files.

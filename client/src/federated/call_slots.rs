@@ -69,7 +69,8 @@ impl CallSlots {
         None
     }
 
-    /// A slot, waiting at most `wait` for one to be given back.
+    /// A slot, waiting at most `wait` for one to be given back (a free
+    /// one is taken without arming a timer).
     pub async fn take(&self, wait: Duration) -> Option<CallSlot<'_>> {
         if let Some(slot) = self.try_take() {
             return Some(slot);

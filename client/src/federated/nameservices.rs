@@ -121,11 +121,7 @@ impl Nameservices {
             }
         }
         drop(handles);
-        let record = fed.nameservice(name).ok_or_else(|| {
-            FsError::Unroutable(format!(
-                "the mount table names nameservice {name}, which is not registered"
-            ))
-        })?;
+        let record = registered(fed, name)?;
         let _remaking = self.remaking.lock();
         let now = self.handles.load_full();
         match now.version {
@@ -258,10 +254,6 @@ impl Nameservices {
 impl Nameservice {
     /// One of this nameservice's call slots, or `Unavailable` after [`MAX_SLOT_WAIT_MS`].
     async fn slot(&self) -> Result<CallSlot<'_>, FsError> {
-        // A free slot is taken without arming a timer (the common case).
-        if let Some(slot) = self.slots.try_take() {
-            return Ok(slot);
-        }
         match self.slots.take(Duration::from_millis(MAX_SLOT_WAIT_MS)).await {
             Some(slot) => Ok(slot),
             None => Err(FsError::Unavailable(format!(
@@ -271,6 +263,15 @@ impl Nameservice {
             ))),
         }
     }
+}
+
+/// Nameservice `name`'s record in `fed`, or `Unroutable`.
+pub(super) fn registered<'f>(fed: &'f Federation, name: &str) -> Result<&'f NameserviceRecord, FsError> {
+    fed.nameservice(name).ok_or_else(|| {
+        FsError::Unroutable(format!(
+            "the mount table names nameservice {name}, which is not registered"
+        ))
+    })
 }
 
 fn no_members(name: &str) -> FsError {
