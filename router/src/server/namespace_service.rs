@@ -14,14 +14,15 @@
 //! so clients move on to another router. `Admin` and `ReadIndex` are a
 //! nameservice's own: a router refuses them.
 
+use std::pin::Pin;
 use std::sync::Arc;
 
+use futures::Stream;
 use openraft::async_runtime::WatchReceiver;
 
 use raftfs_proto::{codec, pb, FsError, Op, OpResult};
-use raftfs_raft::call_stream::serve_call_stream;
+use raftfs_raft::call_stream::serve_call_stream_inline;
 use raftfs_trust::{PeerIdentity, PeerRole};
-use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::node::RouterNode;
@@ -92,7 +93,7 @@ impl pb::namespace_server::Namespace for RouterNamespaceService {
         ))
     }
 
-    type CallStreamStream = ReceiverStream<Result<pb::TaggedReply, Status>>;
+    type CallStreamStream = Pin<Box<dyn Stream<Item = Result<pb::TaggedReply, Status>> + Send>>;
 
     async fn call_stream(
         &self,
@@ -101,10 +102,14 @@ impl pb::namespace_server::Namespace for RouterNamespaceService {
         let host: Arc<str> = req.remote_addr().map(|a| a.ip().to_string()).unwrap_or_default().into();
         let peer = self.node.security.server.peer(&req)?.map(Arc::new);
         let node = self.node.clone();
-        Ok(Response::new(serve_call_stream(req.into_inner(), host, move |call| {
-            let (node, peer) = (node.clone(), peer.clone());
-            async move { handle_call(&node, call, peer.as_deref()).await }
-        })))
+        Ok(Response::new(Box::pin(serve_call_stream_inline(
+            req.into_inner(),
+            host,
+            move |call| {
+                let (node, peer) = (node.clone(), peer.clone());
+                async move { handle_call(&node, call, peer.as_deref()).await }
+            },
+        ))))
     }
 
     async fn member_info(&self, _req: Request<pb::MemberInfoRequest>) -> Result<Response<pb::MemberInfoReply>, Status> {
