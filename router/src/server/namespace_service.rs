@@ -51,37 +51,75 @@ fn forwarded_ctx(
     Ok(c)
 }
 
+/// How a call goes on: most are forwarded as they are, decided without
+/// awaiting anything; the rest take [`other_call`]'s way.
+enum Way {
+    /// No routers' token to check and not a token op: the context to
+    /// forward with, and the op.
+    Forward(pb::CallContext, Op),
+    /// A delegation token to look at, or a token op.
+    Other(pb::CallRequest),
+}
+
 async fn handle_call(node: &RouterNode, req: Option<pb::CallRequest>, peer: Option<&PeerIdentity>) -> pb::CallReply {
-    let result: Result<OpResult, FsError> = async {
-        let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
-        let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
-        let mut ctx = req
-            .ctx
-            .ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
-        // A routers' token is checked here; any other goes on to the
-        // nameservice that issued it.
-        let by_router_token = !by_cert && node.resolve_router_token(&mut ctx).await?;
-        let ctx = if by_router_token {
-            ctx
-        } else {
-            forwarded_ctx(node, ctx, peer)?
-        };
-        let op: Op = codec::decode(&req.op_bin, "op")?;
-        if let Some(why) = node.safe_mode() {
-            return Err(FsError::SafeMode(why));
-        }
-        if is_router_token_op(&op) {
-            return node.router_token_op(&ctx.user, by_cert, &op).await;
-        }
-        // A nameservice believes this router that the caller may renew.
-        if matches!(op, Op::RenewDelegationToken { .. }) && !by_cert {
-            return Err(certificate_needed());
-        }
-        node.calls.call(ctx, &op).await
-    }
-    .await;
+    let result = match way(node, req, peer) {
+        Ok(Way::Forward(ctx, op)) => node.calls.call(ctx, &op).await,
+        // Boxed: its token checks' futures would otherwise sit in every
+        // call's, and be copied with it.
+        Ok(Way::Other(req)) => Box::pin(other_call(node, req, peer)).await,
+        Err(refused) => Err(refused),
+    };
     // Log indexes are per nameservice: a router's answers carry none.
     codec::call_reply(&result, 0)
+}
+
+/// Which way call `req` goes on, or why it is refused here.
+fn way(node: &RouterNode, req: Option<pb::CallRequest>, peer: Option<&PeerIdentity>) -> Result<Way, FsError> {
+    let mut req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
+    let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
+    let Some(ctx) = req.ctx.as_ref() else {
+        return Err(FsError::InvalidArgument("missing call context".into()));
+    };
+    if !by_cert && !ctx.delegation_token.is_empty() {
+        return Ok(Way::Other(req));
+    }
+    let op: Op = codec::decode(&req.op_bin, "op")?;
+    if is_router_token_op(&op) || matches!(op, Op::RenewDelegationToken { .. }) {
+        return Ok(Way::Other(req));
+    }
+    let ctx = forwarded_ctx(node, req.ctx.take().expect("checked above"), peer)?;
+    if let Some(why) = node.safe_mode() {
+        return Err(FsError::SafeMode(why));
+    }
+    Ok(Way::Forward(ctx, op))
+}
+
+/// A call with a delegation token, or a token op: a routers' token is
+/// checked here, any other goes on to the nameservice that issued it; the
+/// routers' token ops are answered here.
+async fn other_call(node: &RouterNode, req: pb::CallRequest, peer: Option<&PeerIdentity>) -> Result<OpResult, FsError> {
+    let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
+    let mut ctx = req
+        .ctx
+        .ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
+    let by_router_token = !by_cert && node.resolve_router_token(&mut ctx).await?;
+    let ctx = if by_router_token {
+        ctx
+    } else {
+        forwarded_ctx(node, ctx, peer)?
+    };
+    let op: Op = codec::decode(&req.op_bin, "op")?;
+    if let Some(why) = node.safe_mode() {
+        return Err(FsError::SafeMode(why));
+    }
+    if is_router_token_op(&op) {
+        return node.router_token_op(&ctx.user, by_cert, &op).await;
+    }
+    // A nameservice believes this router that the caller may renew.
+    if matches!(op, Op::RenewDelegationToken { .. }) && !by_cert {
+        return Err(certificate_needed());
+    }
+    node.calls.call(ctx, &op).await
 }
 
 #[tonic::async_trait]
