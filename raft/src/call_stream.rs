@@ -14,8 +14,11 @@
 //!   the task spawned, scheduled and woken per call, and the channel hop
 //!   of each reply, were a large share of the router's CPU per forwarded
 //!   call (a profile: wake-ups and context switches ~30%, the runtime
-//!   ~15%). Caveat: the calls of one stream share one task, so they use
-//!   one core at a time (many clients' streams still spread over all).
+//!   ~15%). Caveats: the calls of one stream share one task, so they
+//!   use one core at a time (many clients' streams still spread over
+//!   all); a call that panics ends its whole stream, not only itself (the
+//!   client answers each call of the stream with a retryable
+//!   `Unavailable` and retries them with their call ids).
 //!
 //! Guarantees (both): at most [`MAX_CALLS_IN_FLIGHT_PER_STREAM`] calls of
 //! one stream run at once (more wait to be read, so a client cannot queue
