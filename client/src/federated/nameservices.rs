@@ -159,13 +159,12 @@ impl Nameservices {
         let _remaking = self.remaking.lock();
         let now = self.handles.load_full();
         let known = now.by_name.get(&record.name);
-        if let Some(ns) = known.filter(|ns| ns.members == record.members) {
-            return Ok(ns.clone());
-        }
         let ns = self.made(record, known)?;
-        let mut by_name = now.by_name.clone();
-        by_name.insert(record.name.clone(), ns.clone());
-        self.handles.store(Arc::new(Handles { version: None, by_name }));
+        if !known.is_some_and(|kept| Arc::ptr_eq(kept, &ns)) {
+            let mut by_name = now.by_name.clone();
+            by_name.insert(record.name.clone(), ns.clone());
+            self.handles.store(Arc::new(Handles { version: None, by_name }));
+        }
         Ok(ns)
     }
 
@@ -202,22 +201,6 @@ impl Nameservices {
         op: &Op,
     ) -> Result<OpResult, FsError> {
         let ns = self.handle(fed, name)?;
-        Self::forward_to(&ns, ctx, op).await
-    }
-
-    /// Run `op` on `record`'s leader for the caller `ctx` names, in one of
-    /// the nameservice's slots.
-    pub async fn forward(
-        &self,
-        record: &NameserviceRecord,
-        ctx: &pb::CallContext,
-        op: &Op,
-    ) -> Result<OpResult, FsError> {
-        let ns = self.handle_of_record(record)?;
-        Self::forward_to(&ns, ctx, op).await
-    }
-
-    async fn forward_to(ns: &Nameservice, ctx: &pb::CallContext, op: &Op) -> Result<OpResult, FsError> {
         let r = match ns.slot().await {
             Ok(_slot) => ns.conn.forward(ctx, op).await,
             Err(refused) => Err(refused),

@@ -40,8 +40,7 @@ fn forwarded_ctx(
     mut c: pb::CallContext,
     peer: Option<&PeerIdentity>,
 ) -> Result<pb::CallContext, FsError> {
-    let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
-    if !by_cert && !c.delegation_token.is_empty() {
+    if !by_user_certificate(peer) && !c.delegation_token.is_empty() {
         // The nameservice that issued the token checks it, and that the
         // user the call names is its owner.
         return Ok(c);
@@ -51,22 +50,33 @@ fn forwarded_ctx(
     Ok(c)
 }
 
-/// How a call goes on: most are forwarded as they are, decided without
-/// awaiting anything; the rest take [`other_call`]'s way.
-enum Way {
-    /// No routers' token to check and not a token op: the context to
+/// A call whose caller's user is decided, checked for safe mode.
+enum Admitted {
+    /// Forwarded to the nameservice the table names: the context to
     /// forward with, and the op.
     Forward(pb::CallContext, Op),
-    /// A delegation token to look at, or a token op.
-    Other(pb::CallRequest),
+    /// One of the routers' own token ops, answered here.
+    TokenOp(pb::CallContext, Op),
+}
+
+/// How a call goes on, decided without awaiting anything.
+enum Way {
+    Admitted(Admitted),
+    /// A delegation token to look at first (its context as sent, and the
+    /// op undecoded).
+    Token(pb::CallContext, Vec<u8>),
+}
+
+fn by_user_certificate(peer: Option<&PeerIdentity>) -> bool {
+    peer.is_some_and(|p| p.role == PeerRole::User)
 }
 
 async fn handle_call(node: &RouterNode, req: Option<pb::CallRequest>, peer: Option<&PeerIdentity>) -> pb::CallReply {
     let result = match way(node, req, peer) {
-        Ok(Way::Forward(ctx, op)) => node.calls.call(ctx, &op).await,
-        // Boxed: its token checks' futures would otherwise sit in every
-        // call's, and be copied with it.
-        Ok(Way::Other(req)) => Box::pin(other_call(node, req, peer)).await,
+        Ok(Way::Admitted(Admitted::Forward(ctx, op))) => node.calls.call(ctx, &op).await,
+        // Boxed: the token checks' and token ops' futures would otherwise
+        // sit in every call's, and be copied with it.
+        Ok(other) => Box::pin(other_call(node, other, peer)).await,
         Err(refused) => Err(refused),
     };
     // Log indexes are per nameservice: a router's answers carry none.
@@ -75,51 +85,58 @@ async fn handle_call(node: &RouterNode, req: Option<pb::CallRequest>, peer: Opti
 
 /// Which way call `req` goes on, or why it is refused here.
 fn way(node: &RouterNode, req: Option<pb::CallRequest>, peer: Option<&PeerIdentity>) -> Result<Way, FsError> {
-    let mut req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
-    let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
-    let Some(ctx) = req.ctx.as_ref() else {
-        return Err(FsError::InvalidArgument("missing call context".into()));
-    };
-    if !by_cert && !ctx.delegation_token.is_empty() {
-        return Ok(Way::Other(req));
+    let req = req.ok_or_else(|| FsError::InvalidArgument("missing call".into()))?;
+    let ctx = req
+        .ctx
+        .ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
+    if !by_user_certificate(peer) && !ctx.delegation_token.is_empty() {
+        return Ok(Way::Token(ctx, req.op_bin));
     }
-    let op: Op = codec::decode(&req.op_bin, "op")?;
-    if is_router_token_op(&op) || matches!(op, Op::RenewDelegationToken { .. }) {
-        return Ok(Way::Other(req));
-    }
-    let ctx = forwarded_ctx(node, req.ctx.take().expect("checked above"), peer)?;
+    let ctx = forwarded_ctx(node, ctx, peer)?;
+    Ok(Way::Admitted(admitted(node, ctx, &req.op_bin, peer)?))
+}
+
+/// The call of `ctx` (its user decided) and `op_bin`, past safe mode and
+/// the token ops' rules.
+fn admitted(
+    node: &RouterNode,
+    ctx: pb::CallContext,
+    op_bin: &[u8],
+    peer: Option<&PeerIdentity>,
+) -> Result<Admitted, FsError> {
+    let op: Op = codec::decode(op_bin, "op")?;
     if let Some(why) = node.safe_mode() {
         return Err(FsError::SafeMode(why));
     }
-    Ok(Way::Forward(ctx, op))
+    if is_router_token_op(&op) {
+        return Ok(Admitted::TokenOp(ctx, op));
+    }
+    // A nameservice believes this router that the caller may renew.
+    if matches!(op, Op::RenewDelegationToken { .. }) && !by_user_certificate(peer) {
+        return Err(certificate_needed());
+    }
+    Ok(Admitted::Forward(ctx, op))
 }
 
 /// A call with a delegation token, or a token op: a routers' token is
 /// checked here, any other goes on to the nameservice that issued it; the
 /// routers' token ops are answered here.
-async fn other_call(node: &RouterNode, req: pb::CallRequest, peer: Option<&PeerIdentity>) -> Result<OpResult, FsError> {
-    let by_cert = peer.is_some_and(|p| p.role == PeerRole::User);
-    let mut ctx = req
-        .ctx
-        .ok_or_else(|| FsError::InvalidArgument("missing call context".into()))?;
-    let by_router_token = !by_cert && node.resolve_router_token(&mut ctx).await?;
-    let ctx = if by_router_token {
-        ctx
-    } else {
-        forwarded_ctx(node, ctx, peer)?
+async fn other_call(node: &RouterNode, way: Way, peer: Option<&PeerIdentity>) -> Result<OpResult, FsError> {
+    let admitted = match way {
+        Way::Admitted(admitted) => admitted,
+        Way::Token(mut ctx, op_bin) => {
+            let ctx = if node.resolve_router_token(&mut ctx).await? {
+                ctx
+            } else {
+                forwarded_ctx(node, ctx, peer)?
+            };
+            admitted(node, ctx, &op_bin, peer)?
+        }
     };
-    let op: Op = codec::decode(&req.op_bin, "op")?;
-    if let Some(why) = node.safe_mode() {
-        return Err(FsError::SafeMode(why));
+    match admitted {
+        Admitted::Forward(ctx, op) => node.calls.call(ctx, &op).await,
+        Admitted::TokenOp(ctx, op) => node.router_token_op(&ctx.user, by_user_certificate(peer), &op).await,
     }
-    if is_router_token_op(&op) {
-        return node.router_token_op(&ctx.user, by_cert, &op).await;
-    }
-    // A nameservice believes this router that the caller may renew.
-    if matches!(op, Op::RenewDelegationToken { .. }) && !by_cert {
-        return Err(certificate_needed());
-    }
-    node.calls.call(ctx, &op).await
 }
 
 #[tonic::async_trait]
