@@ -126,6 +126,17 @@ pub struct DevArgs {
     /// DIR/hadoop-conf/tokens). Strong needs TLS.
     #[arg(long, default_value = "simple")]
     pub auth: ClientAuth,
+    /// How clients reach DataNodes: authentication (block data in
+    /// plaintext, each request proving its block token, as HDFS's
+    /// `dfs.data.transfer.protection=authentication`) or privacy (block data
+    /// in TLS; Hadoop clients' data transfer is then refused). DataNodes talk
+    /// to each other in TLS either way. Ignored with --insecure.
+    #[arg(long = "data-protection", default_value = "authentication", value_parser = parse_data_protection)]
+    pub data_protection: raftfs_proto::DataProtection,
+}
+
+fn parse_data_protection(s: &str) -> Result<raftfs_proto::DataProtection, String> {
+    raftfs_proto::DataProtection::parse(s)
 }
 
 fn ca_dir(root: &Path) -> PathBuf {
@@ -418,6 +429,8 @@ pub async fn run(a: DevArgs) -> anyhow::Result<()> {
             args.extend(["--auth".into(), a.auth.to_string()]);
             if a.insecure {
                 args.push("--insecure".into());
+            } else {
+                args.extend(["--data-protection".into(), a.data_protection.to_string()]);
             }
             let http = http_addr(addr)?;
             args.extend(["--http-addr".into(), http.clone()]);

@@ -117,6 +117,14 @@ pub struct MetaserverArgs {
     /// Tokens are minted and checked whenever the cluster runs TLS.
     #[arg(long = "block-token-lifetime-ms")]
     pub block_token_lifetime_ms: Option<u64>,
+    /// How clients reach DataNodes (HDFS `dfs.data.transfer.protection`):
+    /// authentication (default; block data in plaintext, each request
+    /// proving it holds a block token) or privacy (clients' block data in
+    /// TLS, like `dfs.encrypt.data.transfer`). Signed into every block token;
+    /// DataNodes talk to each other in TLS at either level. Every member of
+    /// a nameservice should say the same.
+    #[arg(long = "data-protection")]
+    pub data_protection: Option<String>,
     /// How often this member starts signing block tokens with a new key (default 36000000, HDFS's 600 min).
     #[arg(long = "block-key-update-interval-ms")]
     pub block_key_update_interval_ms: Option<u64>,
@@ -187,6 +195,7 @@ impl MetaserverArgs {
             insecure: self.insecure || f.insecure,
             auth: self.auth.or(f.auth),
             block_token_lifetime_ms: self.block_token_lifetime_ms.or(f.block_token_lifetime_ms),
+            data_protection: self.data_protection.or(f.data_protection),
             block_key_update_interval_ms: self.block_key_update_interval_ms.or(f.block_key_update_interval_ms),
             delegation_key_update_interval_ms: self
                 .delegation_key_update_interval_ms
@@ -261,6 +270,10 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
                 .block_key_update_interval_ms
                 .unwrap_or(bd.block_tokens.key_update_interval_ms),
         },
+        data_protection: match &a.data_protection {
+            Some(p) => raftfs_proto::DataProtection::parse(p).map_err(|e| anyhow::anyhow!("--data-protection: {e}"))?,
+            None => bd.data_protection,
+        },
     };
     blocks.block_tokens.check().map_err(anyhow::Error::msg)?;
     let delegation = crate::cli_node::delegation_times(
@@ -282,6 +295,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
         .with_context(|| format!("listen on {listen}"))?;
     let http = cli_node::bind_http(a.http_addr).await?;
     let hadoop_rpc = cli_node::bind_hadoop_rpc(a.hadoop_rpc_addr).await?;
+    let blocks_protection = blocks.data_protection;
     let cfg = MemberConfig {
         dir: dir.clone(),
         member_id: id,
@@ -306,7 +320,7 @@ pub async fn run(args: MetaserverArgs) -> anyhow::Result<()> {
             .await
             .map_err(|e| anyhow::anyhow!("start member {id}: {e}"))?,
     );
-    tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, tls = member.security.server.is_tls(), auth = %client_auth, block_tokens = member.block_access.enabled(), "serving");
+    tracing::info!(member = id, %listen, store = ?store, nameservice = %version.nameservice, cluster = %version.cluster_id, tls = member.security.server.is_tls(), auth = %client_auth, block_tokens = member.block_access.enabled(), data_protection = %blocks_protection, "serving");
     cli_node::serve_http(
         http,
         member.security.server.clone(),

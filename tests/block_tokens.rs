@@ -58,6 +58,7 @@ async fn read_raw(c: &Cluster, pool: &str, lb: &LocatedBlock, token: Option<Bloc
         length: lb.block.num_bytes,
         client: "test".into(),
         token,
+        proof: None,
     };
     let mut s = datanode(c, &lb.locations[0].addr)
         .await
@@ -137,6 +138,7 @@ async fn datanodes_refuse_block_access_without_a_valid_token() {
             block_pool_id: pool.clone(),
             block: a.block,
             token,
+            proof: None,
         })
         .unwrap(),
     };
@@ -159,6 +161,7 @@ async fn datanodes_refuse_block_access_without_a_valid_token() {
         stage: WriteStage::Recover,
         client: "mallory".into(),
         token: Some(t.clone()),
+        proof: None,
     };
     let first = WritePacket {
         header_bin: codec::encode(&header).unwrap(),
@@ -176,6 +179,7 @@ async fn datanodes_refuse_block_access_without_a_valid_token() {
         targets: a.locations.clone(),
         stage: WriteStage::Transfer,
         token: Some(t.clone()),
+        proof: None,
     };
     let e = dn
         .transfer_block(DnMessage {

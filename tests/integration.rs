@@ -23,6 +23,7 @@ mod cluster_conformance;
 mod data_admin;
 mod data_leases;
 mod data_path;
+mod data_protection;
 mod delegation_tokens;
 mod dev_cluster;
 mod dfs_cli;

@@ -10,10 +10,13 @@
 //! * the get limit: one replica's block files read straight from disk (or
 //!   page cache) with no checksum work.
 //!
-//! Prints every run, the medians and the ratios. With `--compare-insecure`
-//! a second cluster runs in plaintext (`--insecure`) and each run also puts
-//! and gets the file there (through the DataNodes), interleaved, for the
-//! cost of mutual TLS on the data path.
+//! Prints every run, the medians and the ratios. The cluster runs TLS with
+//! the default data protection, `authentication` (clients' block data in
+//! plaintext, each request proving its block token). With
+//! `--compare-insecure` a second cluster runs in plaintext (`--insecure`),
+//! and with `--compare-privacy` another runs data protection `privacy`
+//! (clients' block data in TLS); each run also puts and gets the file
+//! there (through the DataNodes), interleaved, for what security costs.
 //!
 //! `raftfs bench blockreport` times a member processing a full block report
 //! of `--blocks` replicas while a client measures getFileInfo latency.
@@ -58,9 +61,14 @@ pub struct DataArgs {
     #[arg(long = "kill-datanode-after-mb")]
     pub kill_datanode_after_mb: Option<u64>,
     /// Also run a plaintext (`--insecure`) cluster and time put and get
-    /// through the DataNodes on it in every run: the cost of TLS.
+    /// through the DataNodes on it in every run: the cost of TLS and tokens.
     #[arg(long = "compare-insecure")]
     pub compare_insecure: bool,
+    /// Also run a cluster with data protection `privacy` (clients' block
+    /// data in TLS) and time put and get through the DataNodes on it in
+    /// every run: the cost of encrypting the data path.
+    #[arg(long = "compare-privacy")]
+    pub compare_privacy: bool,
 }
 
 struct LocalCluster {
@@ -96,16 +104,14 @@ pub(crate) fn spawn(exe: &Path, args: &[String], log: &Path) -> anyhow::Result<C
         .context("start a cluster process")
 }
 
-async fn start_cluster(root: &Path, datanodes: usize, insecure: bool) -> anyhow::Result<LocalCluster> {
+async fn start_cluster(root: &Path, datanodes: usize, insecure: bool, privacy: bool) -> anyhow::Result<LocalCluster> {
     let exe = std::env::current_exe().context("find the raftfs binary")?;
     std::fs::create_dir_all(root)?;
-    let mut ns = LocalNameservice::format_with(
-        3,
-        "rocksdb",
-        "--safemode-extension-ms 0 --datanode-dead-ms 5000 --replication-interval-ms 500",
-        "bench",
-        insecure,
-    )?;
+    let member_args = format!(
+        "--safemode-extension-ms 0 --datanode-dead-ms 5000 --replication-interval-ms 500{}",
+        if privacy { " --data-protection privacy" } else { "" }
+    );
+    let mut ns = LocalNameservice::format_with(3, "rocksdb", &member_args, "bench", insecure)?;
     ns.start_all()?;
     let fs_uri = ns.fs_uri();
     let mut children = Vec::new();
@@ -302,16 +308,19 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
     if a.datanodes < 3 {
         bail!("--datanodes must be at least 3 (the files have replication 3)");
     }
-    let mut cluster = start_cluster(&root, a.datanodes, false).await?;
-    let plain = match a.compare_insecure {
-        true => Some(start_cluster(&root.join("insecure"), a.datanodes, true).await?),
-        false => None,
-    };
-    let plain_fs = match &plain {
-        Some(c) => Some(client_with(&c.fs_uri, &c.tls, false)?),
-        None => None,
-    };
-    let (mut put_plain, mut get_plain) = (Vec::new(), Vec::new());
+    let mut cluster = start_cluster(&root, a.datanodes, false, false).await?;
+    // Clusters to compare with: (name, cluster, client without short-circuit, puts, gets).
+    let mut others = Vec::new();
+    for (name, on, insecure, privacy) in [
+        ("insecure", a.compare_insecure, true, false),
+        ("privacy", a.compare_privacy, false, true),
+    ] {
+        if on {
+            let c = start_cluster(&root.join(name), a.datanodes, insecure, privacy).await?;
+            let cfs = client_with(&c.fs_uri, &c.tls, false)?;
+            others.push((name, c, cfs, Vec::new(), Vec::new()));
+        }
+    }
     let fs = client(&cluster.fs_uri, &cluster.tls)?;
     let remote = client_with(&cluster.fs_uri, &cluster.tls, false)?;
     let size = a.size_mb << 20;
@@ -325,6 +334,7 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
     );
     let (mut base_w, mut put, mut get, mut base_r) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut get_remote = Vec::new();
+    let (mut compare_put, mut compare_get) = (Vec::new(), Vec::new());
     for run in 1..=a.runs {
         let bw = local_put(&root, &data, size)?;
         let path = format!("/bench/data-{run}");
@@ -436,28 +446,66 @@ pub async fn run(a: DataArgs) -> anyhow::Result<()> {
         get_remote.push(mibs(size, gr));
         base_r.push(mibs(read_bytes, br));
         fs.delete(&path, false).await?;
-        if let Some(pfs) = &plain_fs {
-            let (pp, pg) = put_then_get(pfs, &path, &data, size, a.block_size_mb << 20).await?;
-            println!(
-                "run {run}: insecure cluster: put {:.0} MiB/s | get through the DataNodes {:.0} MiB/s",
-                mibs(size, pp),
-                mibs(size, pg)
-            );
-            put_plain.push(mibs(size, pp));
-            get_plain.push(mibs(size, pg));
-            pfs.delete(&path, false).await?;
+        if !others.is_empty() {
+            // Each cluster puts and gets a file of its own through the
+            // DataNodes, in an order that rotates every run (what runs
+            // first shares the disk with the writeback of what came before).
+            let n = others.len() + 1;
+            for k in 0..n {
+                let i = (k + run) % n;
+                let (name, ofs) = match i {
+                    0 => ("authentication", &remote),
+                    _ => (others[i - 1].0, &others[i - 1].2),
+                };
+                let cpath = format!("/bench/compare-{run}");
+                let (pp, pg) = put_then_get(ofs, &cpath, &data, size, a.block_size_mb << 20).await?;
+                ofs.delete(&cpath, false).await?;
+                println!(
+                    "run {run}: {name} cluster: put {:.0} MiB/s | get through the DataNodes {:.0} MiB/s",
+                    mibs(size, pp),
+                    mibs(size, pg)
+                );
+                let (puts, gets) = match i {
+                    0 => (&mut compare_put, &mut compare_get),
+                    _ => {
+                        let o = &mut others[i - 1];
+                        (&mut o.3, &mut o.4)
+                    }
+                };
+                puts.push(mibs(size, pp));
+                gets.push(mibs(size, pg));
+            }
         }
     }
-    if plain.is_some() {
-        let (tp, tg) = (median(&mut put.clone()), median(&mut get_remote.clone()));
-        let (pp, pg) = (median(&mut put_plain), median(&mut get_plain));
-        println!(
-            "tls / insecure: put {tp:.0} vs {pp:.0} MiB/s ({:.2}x), get through the DataNodes {tg:.0} vs {pg:.0} MiB/s ({:.2}x)",
-            tp / pp.max(f64::MIN_POSITIVE),
-            tg / pg.max(f64::MIN_POSITIVE)
-        );
+    let medians = |name: &str, puts: &mut Vec<f64>, gets: &mut Vec<f64>| (name.to_string(), median(puts), median(gets));
+    let mut rows = Vec::new();
+    if !others.is_empty() {
+        rows.push(medians("authentication", &mut compare_put, &mut compare_get));
     }
-    drop(plain);
+    for (name, _, _, puts, gets) in &mut others {
+        rows.push(medians(name, puts, gets));
+    }
+    for (i, (x, xp, xg)) in rows.iter().enumerate() {
+        for (y, yp, yg) in &rows[i + 1..] {
+            let (num, den) = if y == "insecure" {
+                ((x, xp, xg), (y, yp, yg))
+            } else {
+                ((y, yp, yg), (x, xp, xg))
+            };
+            println!(
+                "{} / {}: put {:.0} vs {:.0} MiB/s ({:.2}x), get through the DataNodes {:.0} vs {:.0} MiB/s ({:.2}x)",
+                num.0,
+                den.0,
+                num.1,
+                den.1,
+                num.1 / den.1.max(f64::MIN_POSITIVE),
+                num.2,
+                den.2,
+                num.2 / den.2.max(f64::MIN_POSITIVE)
+            );
+        }
+    }
+    drop(others);
     let (bw, p, g, br) = (
         median(&mut base_w),
         median(&mut put),

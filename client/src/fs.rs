@@ -54,8 +54,8 @@ pub(crate) struct Core {
     pub(crate) client_id: String,
     next_call_id: AtomicU64,
     pub(crate) opts: ClientOptions,
-    /// Channels to DataNodes, one per address.
-    pub(crate) datanodes: Mutex<HashMap<String, DataTransferClient<Channel>>>,
+    /// DataNode address and whether over plaintext → its data transfer client.
+    pub(crate) datanodes: Mutex<HashMap<(String, bool), DataTransferClient<Channel>>>,
     /// Writers open now; the lease renewer runs while there are any.
     pub(crate) open_writers: AtomicUsize,
     pub(crate) renewer: Mutex<Option<tokio::task::JoinHandle<()>>>,

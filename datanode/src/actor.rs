@@ -303,6 +303,7 @@ async fn handle_reply(
                     targets,
                     stage: WriteStage::Transfer,
                     token: None,
+                    proof: None,
                 };
                 let n = node.clone();
                 tokio::spawn(async move {

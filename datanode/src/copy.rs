@@ -52,6 +52,7 @@ pub async fn transfer(node: &Arc<Node>, t: &TransferRequest) -> Result<Block, Fs
         stage: t.stage,
         client: format!("DataNode {}", node.id().map(|i| i.uuid).unwrap_or_default()),
         token: node.copy_token(&t.block_pool_id, t.block.id)?,
+        proof: None,
     };
     let (tx, rx) = mpsc::channel(MAX_PACKETS_IN_FLIGHT);
     tx.send(WritePacket {

@@ -8,8 +8,15 @@
 //! ```text
 //! accept ─► first byte (peeked, not read)
 //!             'h'  (Hadoop IPC opens with "hrpc") ─► Hadoop IPC server
-//!             else (TLS ClientHello 0x16, HTTP/2 "PRI") ─► tonic (TLS, gRPC)
+//!             0x16 (TLS ClientHello)              ─► tonic in TLS (gRPC)
+//!             else (HTTP/2 "PRI" in plaintext)     ─► tonic without TLS
 //! ```
+//!
+//! On a TLS node the plaintext connections go to a service of their own
+//! ([`crate::transfer::TransferService::over_plaintext`]): clients of a
+//! cluster whose data protection is `authentication` read and write there,
+//! showing block token proofs; nothing there has a certificate, so nothing
+//! that needs one is served. A `--insecure` node has one plaintext service.
 //!
 //! Nothing of a connection is consumed before it is handed on, so each
 //! side parses it whole (the IPC server checks the rest of the preamble).
@@ -36,17 +43,29 @@ pub const MAX_UNSORTED_CONNECTIONS: usize = 1024;
 pub const FIRST_BYTE_TIMEOUT_MS: u64 = 10_000;
 /// gRPC connections sorted but not yet taken by the gRPC server.
 pub const MAX_QUEUED_GRPC_CONNECTIONS: usize = 64;
+/// The first byte of a TLS connection (a handshake record).
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 /// Hadoop IPC connections served at once; more wait unserved.
 pub const MAX_HADOOP_IPC_CONNECTIONS: usize = 1024;
 
-/// Accept on `listener` for the life of the gRPC server that takes the
-/// returned stream: Hadoop IPC connections are served with `ipc`, the
-/// rest go to that stream.
+/// The gRPC connections of a data port, sorted.
+pub struct GrpcConnections<S> {
+    /// TLS connections (every connection of a `--insecure` node).
+    pub tls: S,
+    /// Plaintext connections of a TLS node; `None` on an `--insecure` node.
+    pub plaintext: Option<S>,
+}
+
+/// Accept on `listener` for the life of the gRPC servers that take the
+/// returned streams: Hadoop IPC connections are served with `ipc`, the
+/// rest go to those streams (`tls_node`: sorted by whether they open TLS).
 pub fn split(
     listener: TcpListener,
     ipc: Arc<dyn IpcService>,
-) -> impl Stream<Item = Result<TcpStream, std::io::Error>> + Send + 'static {
+    tls_node: bool,
+) -> GrpcConnections<impl Stream<Item = Result<TcpStream, std::io::Error>> + Send + 'static> {
     let (grpc, taken) = mpsc::channel::<TcpStream>(MAX_QUEUED_GRPC_CONNECTIONS);
+    let (plain, plain_taken) = mpsc::channel::<TcpStream>(MAX_QUEUED_GRPC_CONNECTIONS);
     tokio::spawn(async move {
         let unsorted = Arc::new(Semaphore::new(MAX_UNSORTED_CONNECTIONS));
         let ipc_slots = Arc::new(Semaphore::new(MAX_HADOOP_IPC_CONNECTIONS));
@@ -61,6 +80,7 @@ pub fn split(
                 }
             };
             let (grpc, ipc, ipc_slots) = (grpc.clone(), ipc.clone(), ipc_slots.clone());
+            let plain = plain.clone();
             tokio::spawn(async move {
                 let mut first = [0u8; 1];
                 let peeked =
@@ -73,6 +93,10 @@ pub fn split(
                             tracing::debug!(%peer, %why, "Hadoop IPC connection closed");
                         }
                     }
+                    Ok(Ok(1)) if tls_node && first[0] != TLS_HANDSHAKE_RECORD => {
+                        let _ = stream.set_nodelay(true);
+                        let _ = plain.send(stream).await;
+                    }
                     Ok(Ok(1)) => {
                         let _ = stream.set_nodelay(true);
                         let _ = grpc.send(stream).await;
@@ -83,5 +107,8 @@ pub fn split(
             });
         }
     });
-    ReceiverStream::new(taken).map(Ok)
+    GrpcConnections {
+        tls: ReceiverStream::new(taken).map(Ok),
+        plaintext: tls_node.then(|| ReceiverStream::new(plain_taken).map(Ok)),
+    }
 }

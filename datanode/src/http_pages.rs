@@ -34,6 +34,7 @@ pub struct DatanodeMetrics {
     volume_free_bytes: IntGaugeVec,
     volume_failed: IntGaugeVec,
     xceivers: IntGauge,
+    admitted: IntCounterVec,
 }
 
 impl Default for DatanodeMetrics {
@@ -62,6 +63,11 @@ impl DatanodeMetrics {
             IntGauge::new("raftfs_datanode_xceivers", "Reads and writes in progress").expect("a valid metric"),
         );
         DatanodeMetrics {
+            admitted: counters(
+                "raftfs_datanode_block_requests_admitted_total",
+                "Block requests whose token or proof was accepted, by how they arrived (tls or plaintext)",
+                "transport",
+            ),
             bytes_written: counters(
                 "raftfs_datanode_bytes_written_total",
                 "Bytes of block data written to the pool's replicas since the node started",
@@ -139,6 +145,12 @@ impl DatanodeMetrics {
                 .set(i64::from(v.is_failed()));
         }
         self.xceivers.set(i64::from(node.xceivers()));
+        self.admitted.reset();
+        for (transport, n) in [("tls", &node.admitted_tls), ("plaintext", &node.admitted_plaintext)] {
+            self.admitted
+                .with_label_values(&[transport])
+                .inc_by(n.load(Ordering::Relaxed));
+        }
     }
 
     pub fn registry(&self) -> &Registry {

@@ -106,28 +106,51 @@ impl Datanode {
         if let Some(path) = &cfg.domain_socket {
             short_circuit::serve(node.clone(), path)?;
         }
-        let svc = DataTransferServer::new(transfer::TransferService { node: node.clone() })
+        let service = |over_plaintext: bool| {
+            DataTransferServer::new(transfer::TransferService {
+                node: node.clone(),
+                over_plaintext,
+            })
             .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES);
-        let incoming = data_port::split(listener, Arc::new(hadoop_ipc::ClientDatanodeService::new(node.clone())));
-        let builder = tonic::transport::Server::builder()
-            .tcp_nodelay(true)
-            .initial_stream_window_size(STREAM_WINDOW_BYTES)
-            .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
-            .max_frame_size(node::MAX_FRAME_BYTES)
-            .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION);
-        let mut builder = cfg
+            .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES)
+        };
+        let builder = || {
+            tonic::transport::Server::builder()
+                .tcp_nodelay(true)
+                .initial_stream_window_size(STREAM_WINDOW_BYTES)
+                .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+                .max_frame_size(node::MAX_FRAME_BYTES)
+                .max_concurrent_streams(MAX_STREAMS_PER_CONNECTION)
+        };
+        let ipc = Arc::new(hadoop_ipc::ClientDatanodeService::new(node.clone()));
+        let incoming = data_port::split(listener, ipc, cfg.security.server.is_tls());
+        let mut tls_builder = cfg
             .security
             .server
-            .apply(builder)
+            .apply(builder())
             .map_err(|e| FsError::InvalidArgument(format!("the data transfer service's TLS: {e}")))?;
-        let server = tokio::spawn(async move {
-            let r = builder.add_service(svc).serve_with_incoming(incoming).await;
+        let tls_service = service(false);
+        let mut tasks = vec![tokio::spawn(async move {
+            let r = tls_builder
+                .add_service(tls_service)
+                .serve_with_incoming(incoming.tls)
+                .await;
             if let Err(e) = r {
                 tracing::error!(error = %e, "data transfer service stopped");
             }
-        });
-        let mut tasks = vec![server];
+        })];
+        if let Some(plaintext) = incoming.plaintext {
+            let plain_service = service(true);
+            tasks.push(tokio::spawn(async move {
+                let r = builder()
+                    .add_service(plain_service)
+                    .serve_with_incoming(plaintext)
+                    .await;
+                if let Err(e) = r {
+                    tracing::error!(error = %e, "plaintext data transfer service stopped");
+                }
+            }));
+        }
         for members in cfg.nameservices {
             tasks.push(tokio::spawn(actor::run_nameservice(node.clone(), members, None)));
         }

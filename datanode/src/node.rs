@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,9 +15,11 @@ use tonic::transport::{Channel, Endpoint};
 
 use raftfs_proto::pb::data_transfer_client::DataTransferClient;
 use raftfs_proto::pb::datanode_protocol_client::DatanodeProtocolClient;
-use raftfs_proto::{AccessMode, AccessModes, Block, BlockToken, DatanodeId, FsError, IncrementalReport};
+use raftfs_proto::{
+    AccessMode, AccessModes, Block, BlockToken, BlockTokenProof, DataProtection, DatanodeId, FsError, IncrementalReport,
+};
 use raftfs_trust::clock::wall_clock_ms;
-use raftfs_trust::{BlockKeyRing, Dialer, NodeSecurity, PeerRole};
+use raftfs_trust::{BlockKeyRing, Dialer, NodeSecurity, PeerRole, SeenProofs};
 
 use crate::storage::Storage;
 
@@ -136,6 +138,11 @@ pub struct Node {
     members: Mutex<HashMap<String, DatanodeProtocolClient<Channel>>>,
     /// The block keys the members of each pool handed over.
     pub block_keys: BlockKeyRing,
+    /// The nonces of the block token proofs accepted over plaintext.
+    pub seen_proofs: SeenProofs,
+    /// Block requests admitted on TLS connections and on plaintext ones.
+    pub admitted_tls: AtomicU64,
+    pub admitted_plaintext: AtomicU64,
     /// Set once more volumes failed than the node tolerates: it stops.
     pub volumes_exhausted: tokio::sync::watch::Sender<Option<String>>,
     /// When the process made this node (its uptime's start).
@@ -176,6 +183,9 @@ impl Node {
             peers: Mutex::new(HashMap::new()),
             members: Mutex::new(HashMap::new()),
             block_keys: BlockKeyRing::new(),
+            seen_proofs: SeenProofs::default(),
+            admitted_tls: AtomicU64::new(0),
+            admitted_plaintext: AtomicU64::new(0),
             volumes_exhausted: tokio::sync::watch::channel(None).0,
             started: std::time::Instant::now(),
         }
@@ -203,6 +213,70 @@ impl Node {
             tracing::warn!(block_id, pool = bpid, access = mode.name(), error = %e, "block access refused");
         }
         r
+    }
+
+    /// Refuse unless the request's credential grants `mode` on block
+    /// `block_id` of pool `bpid`: over mutual TLS a token (or a proof);
+    /// over plaintext (`over_plaintext`, data protection `authentication`)
+    /// only a proof, fresh, never seen before, of a token the members
+    /// signed for plaintext. Returns the token shown or proven (to pass
+    /// down a pipeline over TLS); `None` when this node checks no tokens.
+    pub fn check_credential(
+        &self,
+        token: Option<&BlockToken>,
+        proof: Option<&BlockTokenProof>,
+        over_plaintext: bool,
+        bpid: &str,
+        block_id: u64,
+        mode: AccessMode,
+    ) -> Result<Option<BlockToken>, FsError> {
+        if !self.checks_tokens() {
+            return Ok(None);
+        }
+        let r = match (token, proof) {
+            (Some(_), _) if over_plaintext => Err(FsError::InvalidToken(
+                "a block token was sent over plaintext, where its password can be read: \
+                 over plaintext show a proof of it (the SDK does), or dial in TLS"
+                    .into(),
+            )),
+            (Some(t), _) => self
+                .block_keys
+                .check(Some(t), bpid, block_id, mode, wall_clock_ms())
+                .map(|()| t.clone()),
+            (None, Some(p)) => self.check_proof(p, over_plaintext, bpid, block_id, mode),
+            (None, None) => Err(FsError::InvalidToken(format!(
+                "Block token is missing: {} access to blk_{block_id} of {bpid} needs one",
+                mode.name()
+            ))),
+        };
+        match &r {
+            Ok(_) if over_plaintext => self.admitted_plaintext.fetch_add(1, Ordering::Relaxed),
+            Ok(_) => self.admitted_tls.fetch_add(1, Ordering::Relaxed),
+            Err(e) => {
+                tracing::warn!(block_id, pool = bpid, access = mode.name(), plaintext = over_plaintext, error = %e, "block access refused");
+                0
+            }
+        };
+        r.map(Some)
+    }
+
+    fn check_proof(
+        &self,
+        p: &BlockTokenProof,
+        over_plaintext: bool,
+        bpid: &str,
+        block_id: u64,
+        mode: AccessMode,
+    ) -> Result<BlockToken, FsError> {
+        let token = self.block_keys.check_proof(p, bpid, block_id, mode, wall_clock_ms())?;
+        if over_plaintext && token.identifier.protection != DataProtection::Authentication {
+            return Err(FsError::InvalidToken(format!(
+                "{token} is for data protection {}: show it in TLS, not over plaintext",
+                token.identifier.protection
+            )));
+        }
+        self.seen_proofs.first_sight(&p.nonce, std::time::Instant::now())?;
+        Ok(token)
     }
 
     /// A token this node signs to write a copy of block `block_id` to

@@ -30,9 +30,9 @@ use tonic::{Request, Response, Status, Streaming};
 
 use raftfs_proto::codec;
 use raftfs_proto::datanode::{
-    to_status, BlockChecksumReply, InitRecovery, ReadHeader, ReplicaQuery, ReplicaReport, TransferRequest,
-    UpdateRecovery, WriteHeader, WriteStage, ACK_CHECKSUM_ERROR, ACK_ERROR, ACK_SUCCESS, MAX_PACKET_DATA_BYTES,
-    SETUP_SEQNO,
+    to_status, BlockChecksumReply, BlockRequest, InitRecovery, ReadHeader, ReplicaQuery, ReplicaReport,
+    TransferRequest, UpdateRecovery, WriteHeader, WriteStage, ACK_CHECKSUM_ERROR, ACK_ERROR, ACK_SUCCESS,
+    MAX_PACKET_DATA_BYTES, SETUP_SEQNO,
 };
 use raftfs_proto::pb::data_transfer_server::DataTransfer;
 use raftfs_proto::pb::{DnMessage, ReadBlockRequest, ReadChunk, WriteAck, WritePacket};
@@ -50,6 +50,10 @@ pub const READ_CHUNK_BYTES: usize = 512 * 1024;
 
 pub struct TransferService {
     pub node: Arc<Node>,
+    /// Serves the plaintext connections of a TLS node (data protection
+    /// `authentication`): requests show proofs, not tokens, and nothing
+    /// that needs a DataNode's certificate is served.
+    pub over_plaintext: bool,
 }
 
 fn decode_msg<T: serde::de::DeserializeOwned>(m: &DnMessage, what: &str) -> Result<T, Status> {
@@ -332,11 +336,19 @@ pub(crate) async fn receive_block<S>(
 type ChunkStream = Pin<Box<dyn Stream<Item = Result<ReadChunk, Status>> + Send>>;
 
 impl TransferService {
-    /// [`Node::check_token`], as the gRPC status a refusal travels in.
+    /// [`Node::check_credential`] on this service's connections, as the
+    /// gRPC status a refusal travels in.
     #[allow(clippy::result_large_err)]
-    fn check(&self, token: Option<&BlockToken>, bpid: &str, block_id: u64, mode: AccessMode) -> Result<(), Status> {
+    fn check(&self, req: &impl BlockRequest, mode: AccessMode) -> Result<Option<BlockToken>, Status> {
         self.node
-            .check_token(token, bpid, block_id, mode)
+            .check_credential(
+                req.token(),
+                req.proof(),
+                self.over_plaintext,
+                req.block_pool_id(),
+                req.block_id(),
+                mode,
+            )
             .map_err(|e| to_status(&e))
     }
 }
@@ -355,13 +367,10 @@ impl DataTransfer for TransferService {
             .message()
             .await?
             .ok_or_else(|| Status::invalid_argument("empty write stream"))?;
-        let header: WriteHeader = codec::decode(&first.header_bin, "write header").map_err(|e| to_status(&e))?;
-        self.check(
-            header.token.as_ref(),
-            &header.block_pool_id,
-            header.block.id,
-            AccessMode::Write,
-        )?;
+        let mut header: WriteHeader = codec::decode(&first.header_bin, "write header").map_err(|e| to_status(&e))?;
+        // Down the pipeline (in TLS) the token itself travels.
+        header.token = self.check(&header, AccessMode::Write)?;
+        header.proof = None;
         if header.downstream.len() > raftfs_proto::limits::MAX_REPLICATION as usize {
             return Err(Status::invalid_argument("pipeline longer than the largest replication"));
         }
@@ -373,12 +382,7 @@ impl DataTransfer for TransferService {
     async fn read_block(&self, req: Request<ReadBlockRequest>) -> Result<Response<Self::ReadBlockStream>, Status> {
         let header: ReadHeader =
             codec::decode(&req.into_inner().header_bin, "read header").map_err(|e| to_status(&e))?;
-        self.check(
-            header.token.as_ref(),
-            &header.block_pool_id,
-            header.block.id,
-            AccessMode::Read,
-        )?;
+        self.check(&header, AccessMode::Read)?;
         let node = self.node.clone();
         let pool = pool_of(&node, &header.block_pool_id).map_err(|e| to_status(&e))?;
         let (n2, p2) = (node.clone(), pool.clone());
@@ -427,7 +431,7 @@ impl DataTransfer for TransferService {
 
     async fn replica_info(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         let q: ReplicaQuery = decode_msg(req.get_ref(), "replica query")?;
-        self.check(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)?;
+        self.check(&q, AccessMode::Read)?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
         let r = pool
             .get(q.block.id)
@@ -442,7 +446,7 @@ impl DataTransfer for TransferService {
 
     async fn block_checksum(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         let q: ReplicaQuery = decode_msg(req.get_ref(), "block checksum query")?;
-        self.check(q.token.as_ref(), &q.block_pool_id, q.block.id, AccessMode::Read)?;
+        self.check(&q, AccessMode::Read)?;
         let pool = pool_of(&self.node, &q.block_pool_id).map_err(|e| to_status(&e))?;
         let sum = block_md5(&self.node, pool, q.block).await.map_err(|e| to_status(&e))?;
         reply(&sum)
@@ -450,7 +454,7 @@ impl DataTransfer for TransferService {
 
     async fn transfer_block(&self, req: Request<DnMessage>) -> Result<Response<DnMessage>, Status> {
         let t: TransferRequest = decode_msg(req.get_ref(), "transfer request")?;
-        self.check(t.token.as_ref(), &t.block_pool_id, t.block.id, AccessMode::Copy)?;
+        self.check(&t, AccessMode::Copy)?;
         let b = crate::copy::transfer(&self.node, &t).await.map_err(|e| to_status(&e))?;
         reply(&b)
     }

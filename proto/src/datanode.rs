@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::blocks::{Block, DatanodeId, IncrementalReport, ReplicaState, ReportedReplica};
-use crate::token::{BlockToken, ExportedBlockKeys};
+use crate::token::{BlockToken, BlockTokenProof, ExportedBlockKeys};
 use crate::FsError;
 
 /// Bytes covered by one checksum (HDFS `dfs.bytes-per-checksum`).
@@ -157,6 +157,37 @@ pub struct CommitBlockSync {
     pub nodes: Vec<String>,
 }
 
+/// A request about one block that shows a credential for it.
+pub trait BlockRequest {
+    fn block_pool_id(&self) -> &str;
+    fn block_id(&self) -> u64;
+    /// The token itself (in TLS).
+    fn token(&self) -> Option<&BlockToken>;
+    /// A proof of a token (over plaintext).
+    fn proof(&self) -> Option<&BlockTokenProof>;
+}
+
+macro_rules! block_request {
+    ($($t:ty),*) => {$(
+        impl BlockRequest for $t {
+            fn block_pool_id(&self) -> &str {
+                &self.block_pool_id
+            }
+            fn block_id(&self) -> u64 {
+                self.block.id
+            }
+            fn token(&self) -> Option<&BlockToken> {
+                self.token.as_ref()
+            }
+            fn proof(&self) -> Option<&BlockTokenProof> {
+                self.proof.as_ref()
+            }
+        }
+    )*};
+}
+
+block_request!(WriteHeader, ReadHeader, ReplicaQuery, TransferRequest);
+
 /// The first message of a WriteBlock stream (HDFS `OpWriteBlockProto`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriteHeader {
@@ -172,6 +203,8 @@ pub struct WriteHeader {
     pub client: String,
     /// WRITE access to the block (passed down the pipeline unchanged).
     pub token: Option<BlockToken>,
+    /// Instead of `token`, over plaintext (data protection `authentication`).
+    pub proof: Option<BlockTokenProof>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -198,6 +231,8 @@ pub struct ReadHeader {
     pub client: String,
     /// READ access to the block.
     pub token: Option<BlockToken>,
+    /// Instead of `token`, over plaintext (data protection `authentication`).
+    pub proof: Option<BlockTokenProof>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -206,6 +241,8 @@ pub struct ReplicaQuery {
     pub block: Block,
     /// READ access to the block.
     pub token: Option<BlockToken>,
+    /// Instead of `token`, over plaintext (data protection `authentication`).
+    pub proof: Option<BlockTokenProof>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,6 +274,8 @@ pub struct TransferRequest {
     /// COPY access to the block (a client's request; a member's transfer
     /// command needs none, it arrives on the DataNode's own heartbeat).
     pub token: Option<BlockToken>,
+    /// Instead of `token`, over plaintext (data protection `authentication`).
+    pub proof: Option<BlockTokenProof>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

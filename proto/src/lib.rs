@@ -30,8 +30,8 @@ pub use blocks::{
 pub use error::{java_class_of, FsError, LeaderHint};
 pub use ops::{CallCtx, Op, OpResult, QuotaSetting};
 pub use token::{
-    AccessMode, AccessModes, BlockKey, BlockToken, BlockTokenCarrier, BlockTokenIdentifier, DelegationKey,
-    DelegationToken, DelegationTokenIdentifier, ExportedBlockKeys,
+    AccessMode, AccessModes, BlockKey, BlockToken, BlockTokenCarrier, BlockTokenIdentifier, BlockTokenProof,
+    DataProtection, DelegationKey, DelegationToken, DelegationTokenIdentifier, ExportedBlockKeys,
 };
 pub use types::{ContentSummary, DirectoryListing, FileStatus, FileType, Permission};
 

@@ -39,7 +39,8 @@ use rand::RngCore;
 use sha2::Sha256;
 
 use raftfs_proto::{
-    codec, AccessMode, AccessModes, BlockKey, BlockToken, BlockTokenIdentifier, ExportedBlockKeys, FsError,
+    codec, AccessMode, AccessModes, BlockKey, BlockToken, BlockTokenIdentifier, BlockTokenProof, DataProtection,
+    ExportedBlockKeys, FsError,
 };
 
 /// How long a token lives (HDFS `dfs.block.access.token.lifetime`, 600 min).
@@ -51,6 +52,12 @@ pub const DEFAULT_BLOCK_KEY_UPDATE_INTERVAL_MS: u64 = 600 * 60 * 1000;
 pub const MIN_BLOCK_TOKEN_PERIOD_MS: u64 = 1_000;
 /// Bytes of a block key's secret (HMAC-SHA256's block-sized key is 64; 32 is its output size and strength).
 pub const BLOCK_KEY_SECRET_BYTES: usize = 32;
+/// How far a [`BlockTokenProof`]'s time may be from the DataNode's clock
+/// (Kerberos's default clock skew, 5 min); a DataNode remembers each
+/// proof's nonce for twice this, so no proof is accepted twice.
+pub const BLOCK_PROOF_SKEW_MS: u64 = 5 * 60 * 1000;
+/// What a proof's MAC covers first, so that it means nothing elsewhere.
+const BLOCK_PROOF_LABEL: &[u8] = b"raftfs block token proof v1";
 /// Bytes of a token's password (an HMAC-SHA256).
 pub const BLOCK_TOKEN_PASSWORD_BYTES: usize = 32;
 /// Most keys a DataNode keeps per block pool (each member of the pool has
@@ -76,6 +83,51 @@ fn sign(key: &BlockKey, id: BlockTokenIdentifier) -> Result<BlockToken, FsError>
     Ok(BlockToken {
         identifier: id,
         password,
+    })
+}
+
+/// Refuse unless `t`'s identifier names `block_id` of `block_pool_id` and `mode`.
+fn grants(t: &BlockToken, block_pool_id: &str, block_id: u64, mode: AccessMode) -> Result<(), FsError> {
+    let id = &t.identifier;
+    if id.block_pool_id != block_pool_id || id.block_id != block_id {
+        return Err(FsError::InvalidToken(format!(
+            "{t} doesn't apply to blk_{block_id} of {block_pool_id}"
+        )));
+    }
+    if !id.modes.contains(mode) {
+        return Err(FsError::InvalidToken(format!(
+            "{t} doesn't have {} permission",
+            mode.name()
+        )));
+    }
+    Ok(())
+}
+
+/// The MAC of a [`BlockTokenProof`]: HMAC-SHA256 under the token's
+/// password of a label, the nonce and the time.
+fn proof_mac(password: &[u8], nonce: &[u8; 16], time_ms: i64) -> Result<HmacSha256, FsError> {
+    let mut m = HmacSha256::new_from_slice(password)
+        .map_err(|e| FsError::InvalidToken(format!("a block token password: {e}")))?;
+    m.update(BLOCK_PROOF_LABEL);
+    m.update(nonce);
+    m.update(&time_ms.to_be_bytes());
+    Ok(m)
+}
+
+/// A proof that the caller holds `token`, to show a DataNode over
+/// plaintext instead of the token (whose password never leaves the caller).
+pub fn prove(token: &BlockToken, now_ms: i64) -> Result<BlockTokenProof, FsError> {
+    let mut nonce = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut nonce);
+    let mac = proof_mac(&token.password, &nonce, now_ms)?
+        .finalize()
+        .into_bytes()
+        .to_vec();
+    Ok(BlockTokenProof {
+        identifier: token.identifier.clone(),
+        nonce,
+        time_ms: now_ms,
+        mac,
     })
 }
 
@@ -129,6 +181,7 @@ struct MemberKeys {
 pub struct BlockTokenSecretManager {
     block_pool_id: String,
     times: BlockTokenTimes,
+    protection: DataProtection,
     keys: Mutex<MemberKeys>,
 }
 
@@ -139,6 +192,7 @@ impl BlockTokenSecretManager {
         BlockTokenSecretManager {
             block_pool_id: block_pool_id.to_string(),
             times,
+            protection: DataProtection::default(),
             keys: Mutex::new(MemberKeys {
                 current: new_key(now_ms + every + life),
                 current_since_ms: now_ms,
@@ -148,8 +202,19 @@ impl BlockTokenSecretManager {
         }
     }
 
+    /// Sign `protection` into every token from now on (default
+    /// [`DataProtection::Authentication`]).
+    pub fn with_protection(mut self, protection: DataProtection) -> BlockTokenSecretManager {
+        self.protection = protection;
+        self
+    }
+
     pub fn times(&self) -> BlockTokenTimes {
         self.times
+    }
+
+    pub fn protection(&self) -> DataProtection {
+        self.protection
     }
 
     /// Move to the next key once the current one has signed for an
@@ -212,6 +277,7 @@ impl BlockTokenSecretManager {
                 block_pool_id: self.block_pool_id.clone(),
                 block_id,
                 modes,
+                protection: self.protection,
             },
         )
     }
@@ -296,21 +362,49 @@ impl BlockKeyRing {
                 mode.name()
             )));
         };
+        grants(t, block_pool_id, block_id, mode)?;
         let id = &t.identifier;
-        if id.block_pool_id != block_pool_id || id.block_id != block_id {
-            return Err(FsError::InvalidToken(format!(
-                "{t} doesn't apply to blk_{block_id} of {block_pool_id}"
-            )));
-        }
-        if !id.modes.contains(mode) {
-            return Err(FsError::InvalidToken(format!(
-                "{t} doesn't have {} permission",
-                mode.name()
-            )));
-        }
         mac(&self.live_key(t, now_ms)?, id)?
             .verify_slice(&t.password)
             .map_err(|_| FsError::InvalidToken(format!("{t}: the password does not match (forged or altered)")))
+    }
+
+    /// Refuse unless `proof` shows a token that grants `mode` on `block_id`
+    /// of `block_pool_id` now, made within [`BLOCK_PROOF_SKEW_MS`] of
+    /// `now_ms` (whether its nonce was seen before is the caller's check,
+    /// [`crate::SeenProofs`], made after this one so that only genuine
+    /// proofs fill it). Returns the token itself, recomputed, for a
+    /// DataNode to pass down a pipeline over TLS.
+    pub fn check_proof(
+        &self,
+        proof: &BlockTokenProof,
+        block_pool_id: &str,
+        block_id: u64,
+        mode: AccessMode,
+        now_ms: i64,
+    ) -> Result<BlockToken, FsError> {
+        let token = BlockToken {
+            identifier: proof.identifier.clone(),
+            password: Vec::new(),
+        };
+        grants(&token, block_pool_id, block_id, mode)?;
+        let password = self.password(&proof.identifier, now_ms)?;
+        proof_mac(&password, &proof.nonce, proof.time_ms)?
+            .verify_slice(&proof.mac)
+            .map_err(|_| {
+                FsError::InvalidToken(format!(
+                    "the proof of {token} does not match (forged, altered, or made without its password)"
+                ))
+            })?;
+        if proof.time_ms.abs_diff(now_ms) > BLOCK_PROOF_SKEW_MS {
+            return Err(FsError::InvalidToken(format!(
+                "the proof of {token} was made at {} ms, {} ms from this DataNode's clock: more than the \
+                 {BLOCK_PROOF_SKEW_MS} ms allowed (a replay, or clocks apart: keep them in sync)",
+                proof.time_ms,
+                proof.time_ms.abs_diff(now_ms)
+            )));
+        }
+        Ok(BlockToken { password, ..token })
     }
 
     /// The password of the token `id` names (HDFS's `retrievePassword`),
@@ -379,6 +473,8 @@ impl BlockKeyRing {
                 block_pool_id: block_pool_id.to_string(),
                 block_id,
                 modes,
+                // Shown only to other DataNodes, over mutual TLS.
+                protection: DataProtection::Privacy,
             },
         )
     }
@@ -554,5 +650,76 @@ mod tests {
         assert!(ring.update(POOL, &e, T0).is_err());
         assert!(format!("{:?}", e.keys[1]).contains("redacted"));
         assert!(!format!("{:?}", e.keys[1]).contains(&format!("{:?}", e.keys[1].secret)));
+    }
+
+    #[test]
+    fn a_proof_shows_a_token_without_its_password() {
+        let (m, ring) = setup();
+        let m = m.with_protection(DataProtection::Privacy);
+        let t = m.mint("alice", 5, AccessModes::of(&[AccessMode::Read]), T0).unwrap();
+        assert_eq!(
+            t.identifier.protection,
+            DataProtection::Privacy,
+            "the level is signed in"
+        );
+        let p = prove(&t, T0).unwrap();
+        assert!(!codec::encode(&p)
+            .unwrap()
+            .windows(t.password.len())
+            .any(|w| w == t.password.as_slice()));
+        // The recomputed token is the token itself.
+        assert_eq!(ring.check_proof(&p, POOL, 5, AccessMode::Read, T0 + 10).unwrap(), t);
+        // Within the skew either way; outside it refused.
+        let skew = BLOCK_PROOF_SKEW_MS as i64;
+        ring.check_proof(&p, POOL, 5, AccessMode::Read, T0 - skew).unwrap();
+        refused(
+            ring.check_proof(&p, POOL, 5, AccessMode::Read, T0 - skew - 1)
+                .map(|_| ()),
+            "ms allowed",
+        );
+        let behind = prove(&t, T0 - skew).unwrap();
+        ring.check_proof(&behind, POOL, 5, AccessMode::Read, T0).unwrap();
+        refused(
+            ring.check_proof(&prove(&t, T0 - skew - 1).unwrap(), POOL, 5, AccessMode::Read, T0)
+                .map(|_| ()),
+            "ms allowed",
+        );
+        // What it grants is the token's; an altered proof is forged.
+        refused(
+            ring.check_proof(&p, POOL, 5, AccessMode::Write, T0).map(|_| ()),
+            "doesn't have WRITE",
+        );
+        refused(
+            ring.check_proof(&p, POOL, 6, AccessMode::Read, T0).map(|_| ()),
+            "doesn't apply",
+        );
+        let mut later = p.clone();
+        later.time_ms += 1;
+        refused(
+            ring.check_proof(&later, POOL, 5, AccessMode::Read, T0).map(|_| ()),
+            "does not match",
+        );
+        let mut other_nonce = p.clone();
+        other_nonce.nonce[3] ^= 1;
+        refused(
+            ring.check_proof(&other_nonce, POOL, 5, AccessMode::Read, T0)
+                .map(|_| ()),
+            "does not match",
+        );
+        let mut relabelled = p.clone();
+        relabelled.identifier.protection = DataProtection::Authentication;
+        refused(
+            ring.check_proof(&relabelled, POOL, 5, AccessMode::Read, T0).map(|_| ()),
+            "does not match",
+        );
+        // An expired token's proof is refused however fresh.
+        let late = t.identifier.expiry_ms + 1;
+        refused(
+            ring.check_proof(&prove(&t, late).unwrap(), POOL, 5, AccessMode::Read, late)
+                .map(|_| ()),
+            "is expired",
+        );
+        // Two proofs of one token differ (fresh nonces).
+        assert_ne!(prove(&t, T0).unwrap().nonce, p.nonce);
     }
 }

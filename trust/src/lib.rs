@@ -40,6 +40,7 @@ pub mod delegation;
 mod error;
 mod peer;
 mod role;
+mod seen_proofs;
 pub mod token_table;
 
 pub use authority::ClusterCa;
@@ -50,6 +51,7 @@ pub use delegation::DelegationTokenTimes;
 pub use error::TrustError;
 pub use peer::ServerSecurity;
 pub use role::{PeerIdentity, PeerRole, NAMESPACE_SERVER_NAME};
+pub use seen_proofs::{SeenProofs, MAX_REMEMBERED_BLOCK_PROOFS, SEEN_PROOF_MEMORY_MS};
 
 /// The CA's certificate, in a CA directory and in every node's credentials.
 pub const CA_CERT_FILE: &str = "ca.crt";

@@ -13,13 +13,20 @@ use tonic::transport::Channel;
 
 use raftfs_proto::pb::data_transfer_client::DataTransferClient;
 use raftfs_proto::pb::datanode_protocol_client::DatanodeProtocolClient;
-use raftfs_proto::{codec, Block, FsError, Op};
+use raftfs_proto::{codec, Block, BlockToken, BlockTokenProof, DataProtection, FsError, Op};
 
 pub(crate) use reader::block_locations;
 pub use reader::FileReader;
 pub use writer::FileWriter;
 
 use crate::fs::Core;
+
+/// What a request shows a DataNode for its block: the token itself (in
+/// TLS), or a proof of it (over plaintext), or nothing (`--insecure`).
+pub(crate) struct BlockCredential {
+    pub token: Option<BlockToken>,
+    pub proof: Option<BlockTokenProof>,
+}
 
 /// Data bytes per write packet (HDFS `dfs.client-write-packet-size` is 64 KiB;
 /// gRPC messages cost more per message than HDFS's raw packets, so larger).
@@ -40,16 +47,47 @@ const MAX_DATA_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 const MAX_FRAME_BYTES: u32 = 1024 * 1024;
 
 impl Core {
-    /// A client of DataNode `addr`'s data transfer service (one channel each).
-    pub(crate) fn datanode(&self, addr: &str) -> Result<DataTransferClient<Channel>, FsError> {
+    /// A client of DataNode `addr`'s data transfer service for a request
+    /// about a block `token` grants, and what the request shows for it.
+    /// A token for data protection `authentication` goes over plaintext
+    /// (HTTP/2 without TLS) and the request shows a proof of it, fresh
+    /// for this request; any other token, or none, goes in TLS (when the
+    /// cluster runs it) and shows the token itself. One channel per
+    /// DataNode and way.
+    pub(crate) fn datanode(
+        &self,
+        addr: &str,
+        token: Option<&BlockToken>,
+    ) -> Result<(DataTransferClient<Channel>, BlockCredential), FsError> {
+        let plaintext =
+            self.dialer.is_tls() && token.is_some_and(|t| t.identifier.protection == DataProtection::Authentication);
+        let credential = match token {
+            Some(t) if plaintext => BlockCredential {
+                token: None,
+                proof: Some(raftfs_trust::block_token::prove(
+                    t,
+                    raftfs_trust::clock::wall_clock_ms(),
+                )?),
+            },
+            _ => BlockCredential {
+                token: token.cloned(),
+                proof: None,
+            },
+        };
+        let key = (addr.to_string(), plaintext);
         let mut map = self.datanodes.lock().expect("datanode map lock");
-        if let Some(c) = map.get(addr) {
-            return Ok(c.clone());
+        if let Some(c) = map.get(&key) {
+            return Ok((c.clone(), credential));
         }
-        let ep = self
-            .dialer
-            .endpoint(addr, raftfs_trust::PeerRole::Datanode)
-            .map_err(|e| FsError::InvalidArgument(format!("DataNode address {addr:?}: {e}")))?
+        let bad = |e: &dyn std::fmt::Display| FsError::InvalidArgument(format!("DataNode address {addr:?}: {e}"));
+        let ep = if plaintext {
+            tonic::transport::Endpoint::from_shared(format!("http://{addr}")).map_err(|e| bad(&e))?
+        } else {
+            self.dialer
+                .endpoint(addr, raftfs_trust::PeerRole::Datanode)
+                .map_err(|e| bad(&e))?
+        };
+        let ep = ep
             .connect_timeout(Duration::from_millis(self.opts.connect_timeout_ms))
             .tcp_nodelay(true)
             .initial_stream_window_size(STREAM_WINDOW_BYTES)
@@ -58,8 +96,8 @@ impl Core {
         let c = DataTransferClient::new(ep.connect_lazy())
             .max_decoding_message_size(MAX_DATA_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_DATA_MESSAGE_BYTES);
-        map.insert(addr.to_string(), c.clone());
-        Ok(c)
+        map.insert(key, c.clone());
+        Ok((c, credential))
     }
 
     /// Tell the nameservice that `node`'s replica of `block` is corrupt
@@ -145,17 +183,18 @@ pub(crate) async fn file_checksum(core: &Core, path: &str) -> Result<FileChecksu
     let mut file_md5 = md5::Md5::new();
     let mut crc_per_block = 0u64;
     for (i, lb) in located.blocks.iter().enumerate() {
-        let q = raftfs_proto::datanode::ReplicaQuery {
-            block_pool_id: located.block_pool_id.clone(),
-            block: lb.block,
-            token: lb.token.clone(),
-        };
         let mut last = FsError::BlockMissing(format!("no replica of {} answered", lb.block));
         let mut got = None;
         for node in &lb.locations {
             let r: Result<raftfs_proto::datanode::BlockChecksumReply, FsError> = async {
-                let m = core
-                    .datanode(&node.addr)?
+                let (mut dn, shown) = core.datanode(&node.addr, lb.token.as_ref())?;
+                let q = raftfs_proto::datanode::ReplicaQuery {
+                    block_pool_id: located.block_pool_id.clone(),
+                    block: lb.block,
+                    token: shown.token,
+                    proof: shown.proof,
+                };
+                let m = dn
                     .block_checksum(raftfs_proto::pb::DnMessage {
                         data_bin: codec::encode(&q)?,
                     })

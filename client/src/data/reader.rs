@@ -147,16 +147,17 @@ async fn read_one(
     offset: u64,
     len: u64,
 ) -> Result<Vec<u8>, FsError> {
+    let (mut dn, shown) = core.datanode(&node.addr, lb.token.as_ref())?;
     let header = ReadHeader {
         block_pool_id: pool.to_string(),
         block: lb.block,
         offset,
         length: len,
         client: core.client_id.clone(),
-        token: lb.token.clone(),
+        token: shown.token,
+        proof: shown.proof,
     };
-    let mut stream = core
-        .datanode(&node.addr)?
+    let mut stream = dn
         .read_block(ReadBlockRequest {
             header_bin: codec::encode(&header)?,
         })
@@ -257,15 +258,15 @@ impl FileReader {
         let last = l.blocks.last_mut().expect("non-empty");
         let mut visible = None;
         for node in &last.locations {
-            let q = ReplicaQuery {
-                block_pool_id: l.block_pool_id.clone(),
-                block: last.block,
-                token: last.token.clone(),
-            };
             let r: Result<ReplicaReport, FsError> = async {
-                let m = self
-                    .core
-                    .datanode(&node.addr)?
+                let (mut dn, shown) = self.core.datanode(&node.addr, last.token.as_ref())?;
+                let q = ReplicaQuery {
+                    block_pool_id: l.block_pool_id.clone(),
+                    block: last.block,
+                    token: shown.token,
+                    proof: shown.proof,
+                };
+                let m = dn
                     .replica_info(DnMessage {
                         data_bin: codec::encode(&q)?,
                     })

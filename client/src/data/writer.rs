@@ -374,13 +374,15 @@ impl FileWriter {
         let first = nodes
             .first()
             .ok_or((0, FsError::Unavailable("an empty pipeline".into())))?;
+        let (mut client, shown) = self.core.datanode(&first.addr, token.as_ref()).map_err(|e| (0, e))?;
         let header = WriteHeader {
             block_pool_id: self.pool.clone(),
             block,
             downstream: nodes[1..].to_vec(),
             stage,
             client: self.core.client_id.clone(),
-            token,
+            token: shown.token,
+            proof: shown.proof,
         };
         let (tx, rx) = mpsc::channel(MAX_PACKETS_IN_FLIGHT + 2);
         let header_bin = codec::encode(&header).map_err(|e| (0, e))?;
@@ -390,7 +392,6 @@ impl FileWriter {
                 ..Default::default()
             })
             .await;
-        let mut client = self.core.datanode(&first.addr).map_err(|e| (0, e))?;
         let mut acks = client
             .write_block(ReceiverStream::new(rx))
             .await
@@ -549,21 +550,21 @@ impl FileWriter {
             }
         };
         if acked > 0 {
-            let req = TransferRequest {
-                block_pool_id: self.pool.clone(),
-                block: Block {
-                    num_bytes: acked,
-                    ..*block
-                },
-                targets: vec![new.clone()],
-                stage: WriteStage::TransferRbw,
-                token,
-            };
             let sent = async {
+                let (mut dn, shown) = self.core.datanode(&nodes[0].addr, token.as_ref())?;
+                let req = TransferRequest {
+                    block_pool_id: self.pool.clone(),
+                    block: Block {
+                        num_bytes: acked,
+                        ..*block
+                    },
+                    targets: vec![new.clone()],
+                    stage: WriteStage::TransferRbw,
+                    token: shown.token,
+                    proof: shown.proof,
+                };
                 let data_bin = codec::encode(&req)?;
-                self.core
-                    .datanode(&nodes[0].addr)?
-                    .transfer_block(DnMessage { data_bin })
+                dn.transfer_block(DnMessage { data_bin })
                     .await
                     .map_err(|s| raftfs_proto::datanode::from_status(&s))
             }

@@ -122,6 +122,7 @@ pub(super) async fn transfer_block(
         targets,
         stage,
         token,
+        proof: None,
     };
     match crate::copy::transfer(node, &request).await {
         Ok(_) => {

@@ -23,7 +23,9 @@
 //!
 //! Caveat: the port is plaintext TCP, as Hadoop's data transfer is without
 //! SASL protection; block tokens (minted when the cluster runs TLS) travel
-//! in it, as in HDFS without `dfs.data.transfer.protection`.
+//! in it, as in HDFS without `dfs.data.transfer.protection`. A cluster
+//! whose data protection is `privacy` signs that into its tokens, and this
+//! port refuses them: it has no encryption to offer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +38,7 @@ use tokio::sync::Semaphore;
 
 use raftfs_hadoop::wire::datatransfer::*;
 use raftfs_hadoop::wire::hdfs::{ExtendedBlock, Token};
-use raftfs_proto::{codec, AccessMode, Block, BlockToken, BlockTokenIdentifier, FsError};
+use raftfs_proto::{codec, AccessMode, Block, BlockToken, BlockTokenIdentifier, DataProtection, FsError};
 
 use crate::node::Node;
 
@@ -227,5 +229,13 @@ fn checked_token(
 ) -> Result<Option<BlockToken>, String> {
     token_of(token)
         .and_then(|t| node.check_token(t.as_ref(), &b.pool_id, b.block_id, mode).map(|()| t))
+        .and_then(|t| match &t {
+            // This port has no SASL privacy (encryption) to offer.
+            Some(t) if t.identifier.protection == DataProtection::Privacy => Err(FsError::InvalidToken(format!(
+                "{t} is for data protection privacy, and Hadoop's data transfer is served here in \
+                 plaintext only: read and write with raftfs's SDK, or run the cluster at authentication"
+            ))),
+            _ => Ok(t),
+        })
         .map_err(|e| format!("Got access token error, status message {e}"))
 }

@@ -109,6 +109,7 @@ pub(super) async fn write_block(
         stage,
         client: op.header.client_name.clone(),
         token,
+        proof: None,
     };
     let replica = (header.block_pool_id.clone(), header.block);
     let (packet_tx, packet_rx) = mpsc::channel::<Result<WritePacket, tonic::Status>>(MAX_PACKETS_IN_FLIGHT);

@@ -50,6 +50,9 @@ pub struct BlockManagerConfig {
     /// Block access token lifetime and key update interval (HDFS
     /// `dfs.block.access.token.lifetime`, `dfs.block.access.key.update.interval`).
     pub block_tokens: raftfs_trust::BlockTokenTimes,
+    /// How clients reach DataNodes, signed into every block token (HDFS
+    /// `dfs.data.transfer.protection`; default `authentication`).
+    pub data_protection: raftfs_proto::DataProtection,
 }
 
 impl Default for BlockManagerConfig {
@@ -61,6 +64,7 @@ impl Default for BlockManagerConfig {
             safemode_threshold: 0.999,
             safemode_extension_ms: 5_000,
             block_tokens: raftfs_trust::BlockTokenTimes::default(),
+            data_protection: raftfs_proto::DataProtection::default(),
         }
     }
 }

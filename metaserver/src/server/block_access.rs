@@ -14,7 +14,7 @@
 //! them enters the log. A member that runs without TLS (`--insecure`) mints
 //! none, and its DataNodes check none.
 
-use raftfs_proto::{AccessMode, AccessModes, ExportedBlockKeys, FsError, Op, OpResult};
+use raftfs_proto::{AccessMode, AccessModes, DataProtection, ExportedBlockKeys, FsError, Op, OpResult};
 use raftfs_trust::{BlockTokenSecretManager, BlockTokenTimes};
 
 use super::member::now_ms;
@@ -37,10 +37,12 @@ pub fn grant_for(op: &Op) -> Option<AccessModes> {
 }
 
 impl BlockAccess {
-    /// Tokens for `block_pool_id` timed by `times`, or none at all (`enabled` false).
-    pub fn new(enabled: bool, block_pool_id: &str, times: BlockTokenTimes) -> BlockAccess {
+    /// Tokens for `block_pool_id` timed by `times`, for data protection
+    /// `protection`, or none at all (`enabled` false).
+    pub fn new(enabled: bool, block_pool_id: &str, times: BlockTokenTimes, protection: DataProtection) -> BlockAccess {
         BlockAccess {
-            keys: enabled.then(|| BlockTokenSecretManager::new(block_pool_id, times, now_ms())),
+            keys: enabled
+                .then(|| BlockTokenSecretManager::new(block_pool_id, times, now_ms()).with_protection(protection)),
         }
     }
 

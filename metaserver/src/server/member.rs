@@ -300,7 +300,12 @@ impl Member {
             blocks,
             groups,
             data,
-            block_access: BlockAccess::new(cfg.security.server.is_tls(), &version_pool, cfg.blocks.block_tokens),
+            block_access: BlockAccess::new(
+                cfg.security.server.is_tls(),
+                &version_pool,
+                cfg.blocks.block_tokens,
+                cfg.blocks.data_protection,
+            ),
             security: cfg.security.clone(),
             client_auth: cfg.client_auth,
             audit: AuditLog::new(cfg.audit),
